@@ -1,0 +1,338 @@
+//! Rotary frequency sets: explicit expressions, `base`/`dim`, and (see [`crate::config`]) the
+//! Hugging Face `rope_scaling` types.
+//!
+//! A frequency ω is an angle per position step (radians). Frequencies that are rational
+//! multiples of π — `pi/2`, `2*pi/7`, `pi*3/8` — are kept exact as [`Omega::PiRational`], so a
+//! period can be stated exactly (ω = 2π·a/b in lowest terms repeats first at separation b).
+
+use serde::Serialize;
+
+use crate::{Error, Result};
+
+/// One rotation frequency (radians per position).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Omega {
+    /// ω = π · num / den exactly (den > 0, lowest terms, num ≠ 0).
+    PiRational {
+        /// Numerator of the multiple of π.
+        num: i64,
+        /// Denominator of the multiple of π.
+        den: i64,
+    },
+    /// Any other finite, non-zero frequency.
+    Float {
+        /// The frequency in radians per position.
+        value: f64,
+    },
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a as i64
+}
+
+impl Omega {
+    /// ω = π·num/den, reduced to lowest terms.
+    ///
+    /// # Errors
+    /// `num == 0` or `den == 0` (ω must be non-zero and finite).
+    pub fn pi_rational(num: i64, den: i64) -> Result<Omega> {
+        if num == 0 || den == 0 {
+            return Err(Error::invalid("frequency", format!("pi*{num}/{den}"), "a non-zero, finite angle per position"));
+        }
+        let g = gcd(num, den);
+        let s = if den < 0 { -1 } else { 1 };
+        Ok(Omega::PiRational { num: s * num / g, den: s * den / g })
+    }
+
+    /// A float frequency, rejected when zero or non-finite.
+    pub fn float(value: f64) -> Result<Omega> {
+        if value == 0.0 || !value.is_finite() {
+            return Err(Error::invalid("frequency", value, "a non-zero, finite angle per position"));
+        }
+        Ok(Omega::Float { value })
+    }
+
+    /// The frequency in radians per position (rounded to `f64` for exact ones).
+    pub fn value(self) -> f64 {
+        match self {
+            Omega::PiRational { num, den } => std::f64::consts::PI * num as f64 / den as f64,
+            Omega::Float { value } => value,
+        }
+    }
+
+    /// For ω = 2π·a/b in lowest terms (b > 0), returns `(a, b)`; `None` for float frequencies.
+    /// The first separation s > 0 with s·ω ≡ 0 (mod 2π) is exactly `b`.
+    pub fn turns_fraction(self) -> Option<(i64, i64)> {
+        match self {
+            Omega::PiRational { num, den } => {
+                // π·num/den = 2π · num/(2·den)
+                let (n, d) = (num, 2 * den);
+                let g = gcd(n, d);
+                Some((n / g, d / g))
+            }
+            Omega::Float { .. } => None,
+        }
+    }
+
+    /// The phase s·ω reduced to [0, 2π), exact for [`Omega::PiRational`] (integer arithmetic
+    /// before the single final rounding) and computed with an accurate reduction otherwise.
+    pub fn phase(self, s: i64) -> f64 {
+        match self.turns_fraction() {
+            Some((a, b)) => {
+                let r = ((s as i128 * a as i128).rem_euclid(b as i128)) as f64;
+                std::f64::consts::TAU * r / b as f64
+            }
+            None => crate::position::frequencies::reduce_angle(s as f64 * 1.0, self.value()),
+        }
+    }
+
+    /// Parses an expression: a product/quotient of numbers and `pi` (also `π`), e.g. `pi/2`,
+    /// `2*pi/7`, `0.25`, `pi*3/8`, `3pi/4`. Integer factors with exactly one `pi` in the
+    /// numerator give an exact [`Omega::PiRational`]; anything else is a float.
+    ///
+    /// ```
+    /// use attnlab::position::frequencies::Omega;
+    /// assert_eq!(Omega::parse("pi/2").unwrap(), Omega::PiRational { num: 1, den: 2 });
+    /// assert_eq!(Omega::parse("2*pi/7").unwrap().turns_fraction(), Some((1, 7)));
+    /// assert!(Omega::parse("0").is_err());
+    /// ```
+    pub fn parse(text: &str) -> Result<Omega> {
+        let bad = |why: &str| Error::invalid("frequency", format!("{text:?}"), format!("{why}; write e.g. pi/2, 2*pi/7, 0.25 or pi*3/8"));
+        let s: String = text.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase().replace('π', "pi");
+        if s.is_empty() {
+            return Err(bad("empty expression"));
+        }
+        // Split into factors with their operator.
+        let mut factors: Vec<(bool, String)> = Vec::new(); // (divide?, text)
+        let mut cur = String::new();
+        let mut divide = false;
+        for c in s.chars() {
+            if c == '*' || c == '/' {
+                if cur.is_empty() {
+                    return Err(bad("missing factor"));
+                }
+                factors.push((divide, std::mem::take(&mut cur)));
+                divide = c == '/';
+            } else {
+                cur.push(c);
+            }
+        }
+        if cur.is_empty() {
+            return Err(bad("missing factor"));
+        }
+        factors.push((divide, cur));
+        let mut pi_power = 0i32;
+        let (mut num, mut den) = (1i128, 1i128);
+        let mut exact = true;
+        let mut value = 1f64;
+        for (div, f) in factors {
+            // A factor is `pi`, a number, or a number glued to `pi` (3pi).
+            let (coef, has_pi) = match f.strip_suffix("pi") {
+                Some(c) => (c.to_string(), true),
+                None => (f.clone(), false),
+            };
+            if has_pi {
+                pi_power += if div { -1 } else { 1 };
+                value = if div { value / std::f64::consts::PI } else { value * std::f64::consts::PI };
+            }
+            if coef.is_empty() {
+                continue;
+            }
+            let x: f64 = coef.parse().map_err(|_| bad(&format!("{coef:?} is not a number")))?;
+            if !x.is_finite() {
+                return Err(bad("factors must be finite"));
+            }
+            value = if div { value / x } else { value * x };
+            match coef.parse::<i64>() {
+                Ok(k) if exact => {
+                    let k = k as i128;
+                    if div {
+                        den = den.checked_mul(k).ok_or_else(|| bad("integer overflow"))?;
+                    } else {
+                        num = num.checked_mul(k).ok_or_else(|| bad("integer overflow"))?;
+                    }
+                }
+                _ => exact = false,
+            }
+        }
+        if value == 0.0 || !value.is_finite() {
+            return Err(Error::invalid("frequency", format!("{text:?}"), "a non-zero, finite angle per position"));
+        }
+        if exact && pi_power == 1 && den != 0 && i64::try_from(num).is_ok() && i64::try_from(den).is_ok() {
+            return Omega::pi_rational(num as i64, den as i64);
+        }
+        Omega::float(value)
+    }
+
+    /// A display form: `pi*3/8`, `pi/2`, or the float.
+    pub fn label(self) -> String {
+        match self {
+            Omega::PiRational { num: 1, den: 1 } => "pi".into(),
+            Omega::PiRational { num, den: 1 } => format!("{num}*pi"),
+            Omega::PiRational { num: 1, den } => format!("pi/{den}"),
+            Omega::PiRational { num, den } => format!("{num}*pi/{den}"),
+            Omega::Float { value } => format!("{value}"),
+        }
+    }
+}
+
+/// Parses a comma-separated list of frequency expressions (`pi/2,pi/3`).
+pub fn parse_omega_list(text: &str) -> Result<Vec<Omega>> {
+    let list: Vec<Omega> = text.split(',').filter(|s| !s.trim().is_empty()).map(Omega::parse).collect::<Result<_>>()?;
+    if list.is_empty() {
+        return Err(Error::invalid("frequency list", format!("{text:?}"), "one or more expressions separated by commas, e.g. pi/2,pi/3"));
+    }
+    Ok(list)
+}
+
+/// `m·ω mod 2π` in [0, 2π) for a (possibly huge) integer position `m`, accurate to a few ulps of
+/// 2π: the product is split into an exact high part (`ω` rounded to 26 bits times `m`, exact when
+/// |m| < 2^27) and a small remainder, each reduced separately.
+///
+/// For positions up to 2^53 the error is bounded by ~|m|·2^-80 relative to the true phase plus
+/// the final rounding; this is what lets translation-invariance tests at t = 10⁹ measure the
+/// layer's arithmetic, not the test's.
+pub fn reduce_angle(m: f64, omega: f64) -> f64 {
+    use std::f64::consts::TAU;
+    // Dekker split of omega into hi (26 significant bits) + lo.
+    let c = 134_217_729.0 * omega; // 2^27 + 1
+    let hi = c - (c - omega);
+    let lo = omega - hi;
+    // m*hi may still be inexact for |m| >= 2^27; split m as well.
+    let cm = 134_217_729.0 * m;
+    let mh = cm - (cm - m);
+    let ml = m - mh;
+    let parts = [mh * hi, mh * lo, ml * hi, ml * lo];
+    let mut acc = 0.0f64;
+    for p in parts {
+        acc += p.rem_euclid(TAU);
+        acc = acc.rem_euclid(TAU);
+    }
+    acc
+}
+
+/// The frequencies of a rotary configuration, as a model implementation would build them.
+///
+/// `inv_freq[k]` is the angle per position of plane `k` (k = 0..rotary_dim/2), evaluated in `f64`
+/// from the formula; `inv_freq_f32` is what Hugging Face transformers computes in `float32`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RotaryFrequencies {
+    /// Per-plane frequency, f64 evaluation of the formula.
+    pub inv_freq: Vec<f64>,
+    /// Per-plane frequency as the reference implementation computes it in f32.
+    pub inv_freq_f32: Vec<f32>,
+    /// Factor multiplying cos and sin (YaRN / LongRoPE temperature); 1 for most types.
+    pub attention_factor: f64,
+    /// The number of rotated dimensions (2 × number of planes).
+    pub rotary_dim: usize,
+    /// The head dimension (≥ rotary_dim; the rest is not rotated).
+    pub head_dim: usize,
+    /// The base (θ) when the set came from one.
+    pub base: Option<f64>,
+    /// The context length the configuration declares (max_position_embeddings), if any.
+    pub context: Option<u64>,
+    /// Human-readable description of where the set came from.
+    pub source: String,
+}
+
+impl RotaryFrequencies {
+    /// ω_k = base^(−2k/dim), k = 0..dim/2 (the RoFormer / Llama default), with the f32 values
+    /// computed as `1 / base^(float32(2k)/dim)` in float32.
+    ///
+    /// # Errors
+    /// base ≤ 1 or not finite; dim odd or zero.
+    pub fn from_base(base: f64, dim: usize) -> Result<Self> {
+        if !(base.is_finite() && base > 1.0) {
+            return Err(Error::invalid("base", base, "a finite number > 1 (e.g. 10000)"));
+        }
+        if dim == 0 || dim % 2 != 0 {
+            return Err(Error::invalid("rotary dimension", dim, "an even number ≥ 2 (each plane rotates a pair of coordinates)"));
+        }
+        let inv_freq = (0..dim / 2).map(|k| base.powf(-(2.0 * k as f64) / dim as f64)).collect();
+        let b32 = base as f32;
+        let inv_freq_f32 = (0..dim / 2).map(|k| 1.0f32 / b32.powf((2 * k) as f32 / dim as f32)).collect();
+        Ok(RotaryFrequencies {
+            inv_freq,
+            inv_freq_f32,
+            attention_factor: 1.0,
+            rotary_dim: dim,
+            head_dim: dim,
+            base: Some(base),
+            context: None,
+            source: format!("base {base}, dim {dim}"),
+        })
+    }
+
+    /// An explicit list of frequencies, one per plane.
+    pub fn from_omegas(omegas: &[Omega]) -> Self {
+        let inv_freq: Vec<f64> = omegas.iter().map(|o| o.value()).collect();
+        RotaryFrequencies {
+            inv_freq_f32: inv_freq.iter().map(|&w| w as f32).collect(),
+            rotary_dim: 2 * inv_freq.len(),
+            head_dim: 2 * inv_freq.len(),
+            inv_freq,
+            attention_factor: 1.0,
+            base: None,
+            context: None,
+            source: omegas.iter().map(|o| o.label()).collect::<Vec<_>>().join(","),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::f64::consts::PI;
+
+    #[test]
+    fn parses_the_contract_examples() {
+        assert_eq!(Omega::parse("pi/2").unwrap(), Omega::PiRational { num: 1, den: 2 });
+        assert_eq!(Omega::parse("2*pi/7").unwrap(), Omega::PiRational { num: 2, den: 7 });
+        assert_eq!(Omega::parse("pi*3/8").unwrap(), Omega::PiRational { num: 3, den: 8 });
+        assert_eq!(Omega::parse("3pi/4").unwrap(), Omega::PiRational { num: 3, den: 4 });
+        assert_eq!(Omega::parse("4*pi/8").unwrap(), Omega::PiRational { num: 1, den: 2 });
+        assert_eq!(Omega::parse("0.25").unwrap(), Omega::Float { value: 0.25 });
+        assert_eq!(Omega::parse("pi*0.5").unwrap(), Omega::Float { value: PI * 0.5 });
+        for bad in ["", "0", "pi*0", "pi/0", "x", "pi/", "inf", "nan", "1/0"] {
+            assert!(Omega::parse(bad).is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn turns_fraction_gives_exact_periods() {
+        assert_eq!(Omega::parse("pi/2").unwrap().turns_fraction(), Some((1, 4)));
+        assert_eq!(Omega::parse("pi/3").unwrap().turns_fraction(), Some((1, 6)));
+        assert_eq!(Omega::parse("pi").unwrap().turns_fraction(), Some((1, 2)));
+        assert_eq!(Omega::parse("2*pi").unwrap().turns_fraction(), Some((1, 1)));
+    }
+
+    #[test]
+    fn reduce_angle_is_accurate_at_huge_positions() {
+        // Exact rational check: ω = 2π/7 at m = 7e9 + 3 must give 3·2π/7 (the exact phase path
+        // agrees with the float reduction to ~1e-6 absolute, the size of ω's own rounding × m).
+        let w = Omega::parse("2*pi/7").unwrap();
+        let m = 7_000_000_003i64;
+        let exact = w.phase(m);
+        assert!((exact - 3.0 * std::f64::consts::TAU / 7.0).abs() < 1e-15);
+        // reduce_angle is exact arithmetic on the *rounded* ω; the difference from the exact
+        // phase is m·(ω_f64 − ω) ≤ m·ulp(ω)/2 ≈ 7e9 · 5.5e-17 ≈ 4e-7.
+        let r = reduce_angle(m as f64, w.value());
+        assert!((r - exact).abs() < 5e-7, "{r} vs {exact}");
+        // Small positions: identical to the naive product reduced.
+        assert!((reduce_angle(5.0, 0.3) - 1.5).abs() < 1e-15);
+    }
+
+    #[test]
+    fn base_dim_matches_formula() {
+        let f = RotaryFrequencies::from_base(10000.0, 8).unwrap();
+        assert_eq!(f.inv_freq.len(), 4);
+        assert!((f.inv_freq[1] - 0.1).abs() < 1e-15);
+        assert!(RotaryFrequencies::from_base(1.0, 8).is_err());
+        assert!(RotaryFrequencies::from_base(10000.0, 7).is_err());
+    }
+}
