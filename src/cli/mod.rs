@@ -3,6 +3,7 @@
 
 mod output;
 mod rope;
+mod rope_spectrum;
 
 use clap::{Parser, Subcommand};
 

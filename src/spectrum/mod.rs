@@ -1,1 +1,1 @@
-//! (being written)
+//! Periods, resolution, decay and precision of rotary frequency sets (being written).
