@@ -1,1 +1,14 @@
-//! (being written)
+//! Symmetry: permutations of positions and the checker for equivariance and invariance.
+//!
+//! Seed 000's central fact is `Attn(ΠH) = Π Attn(H)` for an unmasked layer without positions;
+//! seed 002 adds the weight form `A(ΠH) = Π A(H) Πᵀ`. [`check_equivariance`] and friends test
+//! such statements for any layer given as a function of `H`, and report the evidence.
+
+mod check;
+mod permutation;
+
+pub use check::{
+    check_equivariance, check_future_independence, check_invariance, check_prefix_invariance, check_weight_equivariance, compare, CheckReport, Diff, Property,
+    Tolerance, Worst,
+};
+pub use permutation::Permutation;
