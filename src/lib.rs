@@ -23,6 +23,8 @@ pub mod blocks;
 pub mod config;
 pub mod embedding;
 pub mod error;
+pub mod experiment;
+pub mod layer;
 pub mod numeric;
 pub mod plot;
 pub mod position;

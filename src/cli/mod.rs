@@ -1,6 +1,10 @@
 //! Command definitions (clap derive) and dispatch. Each subcommand lives in its own file and
 //! returns an [`Outcome`]; errors become one line on stderr and exit code 2 (see `main.rs`).
 
+mod attend;
+mod common;
+mod embed;
+mod equivariance;
 mod output;
 mod rope;
 mod rope_spectrum;
@@ -22,6 +26,12 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// One forward pass of self-attention: the drawn or loaded inputs, the weights and the output.
+    Attend(attend::AttendArgs),
+    /// Check permutation equivariance f(ΠH) = Π f(H) (or invariance with a readout), with evidence.
+    Equivariance(equivariance::EquivarianceArgs),
+    /// Tokens → one-hot → embedding lookup, and the basis-change redundancy at a linear interface.
+    Embed(embed::EmbedArgs),
     /// Rotary position embeddings: the relative-position identity, scores, periods, resolution, audits.
     #[command(subcommand)]
     Rope(rope::RopeCommand),
@@ -30,6 +40,9 @@ pub enum Command {
 /// Runs one parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     match cli.command {
+        Command::Attend(a) => attend::run(a),
+        Command::Equivariance(a) => equivariance::run(a),
+        Command::Embed(a) => embed::run(a),
         Command::Rope(cmd) => rope::run(cmd),
     }
 }
