@@ -49,7 +49,11 @@ pub struct AttentionOutput<T> {
 /// Entries equal to −∞ (masked) become exactly 0.
 pub fn softmax_rows<T: Real>(scores: &mut Array2<T>) {
     for mut row in scores.rows_mut() {
-        let max = row.iter().copied().fold(T::from_f64(f64::NEG_INFINITY), |m, v| if v > m { v } else { m });
+        let max =
+            row.iter().copied().fold(
+                T::from_f64(f64::NEG_INFINITY),
+                |m, v| if v > m { v } else { m },
+            );
         let mut sum = T::zero();
         for v in row.iter_mut() {
             *v = (*v - max).exp();
@@ -86,30 +90,72 @@ impl<T: Real> Attention<T> {
     ///
     /// # Errors
     /// Mismatched rows, indivisible head counts, a missing `Wo`, or zero heads.
-    pub fn multi_head(wq: Array2<T>, wk: Array2<T>, wv: Array2<T>, wo: Option<Array2<T>>, heads: usize, mask: Mask) -> Result<Self> {
+    pub fn multi_head(
+        wq: Array2<T>,
+        wk: Array2<T>,
+        wv: Array2<T>,
+        wo: Option<Array2<T>>,
+        heads: usize,
+        mask: Mask,
+    ) -> Result<Self> {
         let shape = |a: &Array2<T>| format!("{}×{}", a.nrows(), a.ncols());
         if heads == 0 {
             return Err(Error::invalid("heads", 0, "at least 1"));
         }
         let d = wq.nrows();
         if d == 0 || wq.ncols() == 0 || wv.ncols() == 0 {
-            return Err(Error::shape("attention projections", "non-empty matrices", format!("Wq {}, Wv {}", shape(&wq), shape(&wv))));
+            return Err(Error::shape(
+                "attention projections",
+                "non-empty matrices",
+                format!("Wq {}, Wv {}", shape(&wq), shape(&wv)),
+            ));
         }
         if wk.dim() != wq.dim() {
             return Err(Error::shape("Wk", shape(&wq), shape(&wk)));
         }
         if wv.nrows() != d {
-            return Err(Error::shape("Wv", format!("{d} rows (like Wq)"), shape(&wv)));
+            return Err(Error::shape(
+                "Wv",
+                format!("{d} rows (like Wq)"),
+                shape(&wv),
+            ));
         }
-        if wq.ncols() % heads != 0 || wv.ncols() % heads != 0 {
-            return Err(Error::invalid("heads", heads, format!("a divisor of the projection widths ({} and {})", wq.ncols(), wv.ncols())));
+        if !wq.ncols().is_multiple_of(heads) || !wv.ncols().is_multiple_of(heads) {
+            return Err(Error::invalid(
+                "heads",
+                heads,
+                format!(
+                    "a divisor of the projection widths ({} and {})",
+                    wq.ncols(),
+                    wv.ncols()
+                ),
+            ));
         }
         match &wo {
-            Some(o) if o.nrows() != wv.ncols() => return Err(Error::shape("Wo", format!("{} rows (Wv's columns)", wv.ncols()), shape(o))),
-            None if heads > 1 => return Err(Error::invalid("Wo", "missing", "an output projection when heads > 1")),
+            Some(o) if o.nrows() != wv.ncols() => {
+                return Err(Error::shape(
+                    "Wo",
+                    format!("{} rows (Wv's columns)", wv.ncols()),
+                    shape(o),
+                ))
+            }
+            None if heads > 1 => {
+                return Err(Error::invalid(
+                    "Wo",
+                    "missing",
+                    "an output projection when heads > 1",
+                ))
+            }
             _ => {}
         }
-        Ok(Attention { wq, wk, wv, wo, heads, mask })
+        Ok(Attention {
+            wq,
+            wk,
+            wv,
+            wo,
+            heads,
+            mask,
+        })
     }
 
     /// Input width d.
@@ -151,13 +197,21 @@ impl<T: Real> Attention<T> {
     ///
     /// # Errors
     /// `H` has the wrong width or no rows, or `qk` fails.
-    pub fn forward_with(&self, h: ArrayView2<T>, qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>) -> Result<AttentionOutput<T>> {
+    pub fn forward_with(
+        &self,
+        h: ArrayView2<T>,
+        qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
+    ) -> Result<AttentionOutput<T>> {
         let (n, d) = h.dim();
         if n == 0 {
             return Err(Error::invalid("sequence length", 0, "at least 1 token"));
         }
         if d != self.dim() {
-            return Err(Error::shape("attention input H", format!("n×{} (the projections' rows)", self.dim()), format!("{n}×{d}")));
+            return Err(Error::shape(
+                "attention input H",
+                format!("n×{} (the projections' rows)", self.dim()),
+                format!("{n}×{d}"),
+            ));
         }
         let q = h.dot(&self.wq);
         let k = h.dot(&self.wk);
@@ -181,7 +235,9 @@ impl<T: Real> Attention<T> {
             }
             softmax_rows(&mut scores);
             let out = scores.dot(&v.slice(s![.., head * dv..(head + 1) * dv]));
-            concat.slice_mut(s![.., head * dv..(head + 1) * dv]).assign(&out);
+            concat
+                .slice_mut(s![.., head * dv..(head + 1) * dv])
+                .assign(&out);
             weights.push(scores);
         }
         let output = match &self.wo {
@@ -197,10 +253,26 @@ impl<T: Real> Attention<T> {
 ///
 /// # Errors
 /// Shapes that do not fit.
-pub fn self_attention_reference<T: Real>(x: ArrayView2<T>, wq: ArrayView2<T>, wk: ArrayView2<T>, wv: ArrayView2<T>, mask: Mask) -> Result<AttentionOutput<T>> {
+pub fn self_attention_reference<T: Real>(
+    x: ArrayView2<T>,
+    wq: ArrayView2<T>,
+    wk: ArrayView2<T>,
+    wv: ArrayView2<T>,
+    mask: Mask,
+) -> Result<AttentionOutput<T>> {
     let (n, d) = x.dim();
     if n == 0 || d != wq.nrows() || wk.dim() != wq.dim() || wv.nrows() != d {
-        return Err(Error::shape("self_attention_reference", "X n×d, Wq/Wk d×dk, Wv d×dv", format!("X {:?}, Wq {:?}, Wk {:?}, Wv {:?}", x.dim(), wq.dim(), wk.dim(), wv.dim())));
+        return Err(Error::shape(
+            "self_attention_reference",
+            "X n×d, Wq/Wk d×dk, Wv d×dv",
+            format!(
+                "X {:?}, Wq {:?}, Wk {:?}, Wv {:?}",
+                x.dim(),
+                wq.dim(),
+                wk.dim(),
+                wv.dim()
+            ),
+        ));
     }
     let matmul = |a: ArrayView2<T>, b: ArrayView2<T>| {
         let mut c = Array2::<T>::zeros((a.nrows(), b.ncols()));
@@ -221,11 +293,18 @@ pub fn self_attention_reference<T: Real>(x: ArrayView2<T>, wq: ArrayView2<T>, wk
     let scale = T::from_f64(q.ncols() as f64).sqrt();
     let mut scores = matmul(q.view(), k.t());
     for ((i, j), s) in scores.indexed_iter_mut() {
-        *s = if mask == Mask::Causal && j > i { T::from_f64(f64::NEG_INFINITY) } else { *s / scale };
+        *s = if mask == Mask::Causal && j > i {
+            T::from_f64(f64::NEG_INFINITY)
+        } else {
+            *s / scale
+        };
     }
     softmax_rows(&mut scores);
     let output = matmul(scores.view(), v.view());
-    Ok(AttentionOutput { output, weights: vec![scores] })
+    Ok(AttentionOutput {
+        output,
+        weights: vec![scores],
+    })
 }
 
 /// Mean over positions: the order-blind readout (n × d → 1 × d).
@@ -240,7 +319,11 @@ pub fn mean_readout<T: Real>(h: ArrayView2<T>) -> Array2<T> {
 /// `i ≥ n`.
 pub fn row_readout<T: Real>(h: ArrayView2<T>, i: usize) -> Result<Array2<T>> {
     if i >= h.nrows() {
-        return Err(Error::invalid("readout row", i, format!("0..{} (the sequence length)", h.nrows())));
+        return Err(Error::invalid(
+            "readout row",
+            i,
+            format!("0..{} (the sequence length)", h.nrows()),
+        ));
     }
     Ok(h.slice(s![i..i + 1, ..]).to_owned())
 }
@@ -262,15 +345,24 @@ mod tests {
         for mask in [Mask::None, Mask::Causal] {
             let mut g = StdGaussian::new(3);
             let (wq, wk, wv, x) = (g.randn(5, 5), g.randn(5, 5), g.randn(5, 5), g.randn(9, 5));
-            let fast = Attention::single(wq.clone(), wk.clone(), wv.clone(), mask).unwrap().forward(x.view()).unwrap();
-            let slow = self_attention_reference(x.view(), wq.view(), wk.view(), wv.view(), mask).unwrap();
+            let fast = Attention::single(wq.clone(), wk.clone(), wv.clone(), mask)
+                .unwrap()
+                .forward(x.view())
+                .unwrap();
+            let slow =
+                self_attention_reference(x.view(), wq.view(), wk.view(), wv.view(), mask).unwrap();
             // The GEMM kernel may sum the 5-term dot products in another order (and use FMA):
             // each projection/score entry differs by at most ~d·eps relative, and the softmax and
             // weighted sum add ~n·eps; 64·eps·max|out| bounds that with room for the exp's
             // condition (|scores| here are O(10)).
             let scale = slow.output.iter().fold(1.0f64, |m, v| m.max(v.abs()));
-            let err = (&fast.output - &slow.output).iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            assert!(err <= 64.0 * f64::EPSILON * scale * 10.0, "mask {mask:?}: {err:e}");
+            let err = (&fast.output - &slow.output)
+                .iter()
+                .fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!(
+                err <= 64.0 * f64::EPSILON * scale * 10.0,
+                "mask {mask:?}: {err:e}"
+            );
         }
     }
 
@@ -293,15 +385,31 @@ mod tests {
     fn multi_head_with_identity_output_projection_concatenates_heads() {
         let mut g = StdGaussian::new(9);
         let (wq, wk, wv, x) = (g.randn(4, 4), g.randn(4, 4), g.randn(4, 4), g.randn(5, 4));
-        let layer = Attention::multi_head(wq.clone(), wk.clone(), wv.clone(), Some(Array2::eye(4)), 2, Mask::None).unwrap();
+        let layer = Attention::multi_head(
+            wq.clone(),
+            wk.clone(),
+            wv.clone(),
+            Some(Array2::eye(4)),
+            2,
+            Mask::None,
+        )
+        .unwrap();
         let out = layer.forward(x.view()).unwrap();
         assert_eq!(out.weights.len(), 2);
         // Head 0 equals a single-head layer on the first two columns of each projection.
-        let h0 = Attention::single(wq.slice(s![.., 0..2]).to_owned(), wk.slice(s![.., 0..2]).to_owned(), wv.slice(s![.., 0..2]).to_owned(), Mask::None).unwrap();
+        let h0 = Attention::single(
+            wq.slice(s![.., 0..2]).to_owned(),
+            wk.slice(s![.., 0..2]).to_owned(),
+            wv.slice(s![.., 0..2]).to_owned(),
+            Mask::None,
+        )
+        .unwrap();
         let o0 = h0.forward(x.view()).unwrap();
         // Same operations in the same order on the same numbers, except that the full-width
         // GEMM may block differently: allow 4 ulps of the output scale.
-        let err = (&out.output.slice(s![.., 0..2]) - &o0.output).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let err = (&out.output.slice(s![.., 0..2]) - &o0.output)
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
         assert!(err < 4.0 * f64::EPSILON * 10.0, "{err:e}");
     }
 
@@ -309,8 +417,18 @@ mod tests {
     fn shape_errors_are_reported() {
         let e = Array2::<f64>::eye(4);
         assert!(Attention::single(e.clone(), Array2::eye(3), e.clone(), Mask::None).is_err());
-        assert!(Attention::multi_head(e.clone(), e.clone(), e.clone(), None, 2, Mask::None).is_err());
-        assert!(Attention::multi_head(e.clone(), e.clone(), e.clone(), Some(e.clone()), 3, Mask::None).is_err());
+        assert!(
+            Attention::multi_head(e.clone(), e.clone(), e.clone(), None, 2, Mask::None).is_err()
+        );
+        assert!(Attention::multi_head(
+            e.clone(),
+            e.clone(),
+            e.clone(),
+            Some(e.clone()),
+            3,
+            Mask::None
+        )
+        .is_err());
         let layer = Attention::single(e.clone(), e.clone(), e.clone(), Mask::None).unwrap();
         assert!(layer.forward(Array2::<f64>::zeros((2, 3)).view()).is_err());
         assert!(layer.forward(Array2::<f64>::zeros((0, 4)).view()).is_err());
@@ -320,7 +438,10 @@ mod tests {
     fn readouts() {
         let h = ndarray::array![[1.0, 2.0], [3.0, 6.0]];
         assert_eq!(mean_readout(h.view()), ndarray::array![[2.0, 4.0]]);
-        assert_eq!(row_readout(h.view(), 1).unwrap(), ndarray::array![[3.0, 6.0]]);
+        assert_eq!(
+            row_readout(h.view(), 1).unwrap(),
+            ndarray::array![[3.0, 6.0]]
+        );
         assert!(row_readout(h.view(), 2).is_err());
     }
 }

@@ -39,39 +39,76 @@ impl Blocks {
     pub fn load(path: &Path) -> Result<Blocks> {
         let mut blocks = Blocks::default();
         if path.is_dir() {
-            let mut entries: Vec<_> = std::fs::read_dir(path).map_err(|e| Error::io(path, e))?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "npy")).collect();
+            let mut entries: Vec<_> = std::fs::read_dir(path)
+                .map_err(|e| Error::io(path, e))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "npy"))
+                .collect();
             entries.sort();
             if entries.is_empty() {
-                return Err(Error::io(path, "the directory has no .npy files (expected E.npy, Wq.npy, …)"));
+                return Err(Error::io(
+                    path,
+                    "the directory has no .npy files (expected E.npy, Wq.npy, …)",
+                ));
             }
             for p in entries {
                 blocks.load_npy(&p)?;
             }
         } else {
-            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+            let ext = path
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or("")
+                .to_ascii_lowercase();
             match ext.as_str() {
                 "json" => blocks.load_json(path)?,
                 "npy" => blocks.load_npy(path)?,
                 "npz" => blocks.load_npz(path)?,
                 "safetensors" => blocks.load_safetensors(path)?,
-                _ => return Err(Error::invalid("blocks file", path.display(), "a .json, .npy, .npz or .safetensors file, or a directory of .npy files")),
+                _ => {
+                    return Err(Error::invalid(
+                        "blocks file",
+                        path.display(),
+                        "a .json, .npy, .npz or .safetensors file, or a directory of .npy files",
+                    ))
+                }
             }
         }
         if blocks.arrays.is_empty() {
-            return Err(Error::io(path, format!("no blocks found; expected arrays named {}", BLOCK_NAMES.join(", "))));
+            return Err(Error::io(
+                path,
+                format!(
+                    "no blocks found; expected arrays named {}",
+                    BLOCK_NAMES.join(", ")
+                ),
+            ));
         }
         Ok(blocks)
     }
 
     fn insert(&mut self, path: &Path, name: &str, a: Array2<f64>) -> Result<()> {
         if !BLOCK_NAMES.contains(&name) {
-            return Err(Error::io(path, format!("unknown block {name:?}; expected one of {}", BLOCK_NAMES.join(", "))));
+            return Err(Error::io(
+                path,
+                format!(
+                    "unknown block {name:?}; expected one of {}",
+                    BLOCK_NAMES.join(", ")
+                ),
+            ));
         }
         if a.is_empty() {
-            return Err(Error::io(path, format!("block {name} is empty ({}×{})", a.nrows(), a.ncols())));
+            return Err(Error::io(
+                path,
+                format!("block {name} is empty ({}×{})", a.nrows(), a.ncols()),
+            ));
         }
         if let Some(((r, c), v)) = a.indexed_iter().find(|(_, v)| !v.is_finite()) {
-            return Err(Error::io(path, format!("block {name} has a non-finite value {v} at [{r},{c}]; blocks must be finite")));
+            return Err(Error::io(
+                path,
+                format!(
+                    "block {name} has a non-finite value {v} at [{r},{c}]; blocks must be finite"
+                ),
+            ));
         }
         self.arrays.insert(name.to_string(), a);
         Ok(())
@@ -79,18 +116,34 @@ impl Blocks {
 
     fn load_json(&mut self, path: &Path) -> Result<()> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::io(path, format!("invalid JSON: {e}")))?;
-        let obj = value.as_object().ok_or_else(|| Error::io(path, "expected a JSON object mapping block names to nested arrays"))?;
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| Error::io(path, format!("invalid JSON: {e}")))?;
+        let obj = value.as_object().ok_or_else(|| {
+            Error::io(
+                path,
+                "expected a JSON object mapping block names to nested arrays",
+            )
+        })?;
         for (name, v) in obj {
             if name == "vocab" {
-                let tokens: Vec<String> = serde_json::from_value(v.clone()).map_err(|_| Error::io(path, "\"vocab\" must be an array of strings"))?;
+                let tokens: Vec<String> = serde_json::from_value(v.clone())
+                    .map_err(|_| Error::io(path, "\"vocab\" must be an array of strings"))?;
                 self.vocab = Some(tokens);
                 continue;
             }
-            let rows: Vec<Vec<serde_json::Value>> = serde_json::from_value(v.clone()).map_err(|_| Error::io(path, format!("block {name} must be a 2-D array (a list of rows)")))?;
+            let rows: Vec<Vec<serde_json::Value>> =
+                serde_json::from_value(v.clone()).map_err(|_| {
+                    Error::io(
+                        path,
+                        format!("block {name} must be a 2-D array (a list of rows)"),
+                    )
+                })?;
             let ncols = rows.first().map_or(0, Vec::len);
             if rows.iter().any(|r| r.len() != ncols) {
-                return Err(Error::io(path, format!("block {name} has rows of different lengths")));
+                return Err(Error::io(
+                    path,
+                    format!("block {name} has rows of different lengths"),
+                ));
             }
             let mut flat = Vec::with_capacity(rows.len() * ncols);
             for (r, row) in rows.iter().enumerate() {
@@ -101,18 +154,25 @@ impl Blocks {
                         serde_json::Value::String(s) => s.parse::<f64>().ok(),
                         _ => None,
                     }
-                    .ok_or_else(|| Error::io(path, format!("block {name}[{r},{c}] = {x} is not a number")))?;
+                    .ok_or_else(|| {
+                        Error::io(path, format!("block {name}[{r},{c}] = {x} is not a number"))
+                    })?;
                     flat.push(val);
                 }
             }
-            let a = Array2::from_shape_vec((rows.len(), ncols), flat).map_err(|e| Error::io(path, e))?;
+            let a = Array2::from_shape_vec((rows.len(), ncols), flat)
+                .map_err(|e| Error::io(path, e))?;
             self.insert(path, name, a)?;
         }
         Ok(())
     }
 
     fn load_npy(&mut self, path: &Path) -> Result<()> {
-        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_string();
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("")
+            .to_string();
         let a = read_npy_any(path)?;
         self.insert(path, &name, a)
     }
@@ -126,7 +186,12 @@ impl Blocks {
             let a: Array2<f64> = match npz.by_name::<ndarray::OwnedRepr<f64>, ndarray::Ix2>(&raw) {
                 Ok(a) => a,
                 Err(_) => {
-                    let a32: Array2<f32> = npz.by_name(&raw).map_err(|e| Error::io(path, format!("array {name}: {e} (blocks must be 2-D float32 or float64)")))?;
+                    let a32: Array2<f32> = npz.by_name(&raw).map_err(|e| {
+                        Error::io(
+                            path,
+                            format!("array {name}: {e} (blocks must be 2-D float32 or float64)"),
+                        )
+                    })?;
                     a32.mapv(f64::from)
                 }
             };
@@ -138,21 +203,45 @@ impl Blocks {
     fn load_safetensors(&mut self, path: &Path) -> Result<()> {
         use safetensors::Dtype as St;
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let st = safetensors::SafeTensors::deserialize(&bytes).map_err(|e| Error::io(path, format!("invalid safetensors file: {e}")))?;
+        let st = safetensors::SafeTensors::deserialize(&bytes)
+            .map_err(|e| Error::io(path, format!("invalid safetensors file: {e}")))?;
         for (name, view) in st.tensors() {
             let shape = view.shape();
             if shape.len() != 2 {
-                return Err(Error::io(path, format!("tensor {name} has shape {shape:?}; blocks must be 2-D")));
+                return Err(Error::io(
+                    path,
+                    format!("tensor {name} has shape {shape:?}; blocks must be 2-D"),
+                ));
             }
             let data = view.data();
             let values: Vec<f64> = match view.dtype() {
-                St::F64 => data.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().expect("chunk of 8"))).collect(),
-                St::F32 => data.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("chunk of 4")) as f64).collect(),
-                St::BF16 => data.chunks_exact(2).map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f64()).collect(),
-                St::F16 => data.chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f64()).collect(),
-                other => return Err(Error::io(path, format!("tensor {name} has dtype {other:?}; expected F64, F32, BF16 or F16"))),
+                St::F64 => data
+                    .chunks_exact(8)
+                    .map(|c| f64::from_le_bytes(c.try_into().expect("chunk of 8")))
+                    .collect(),
+                St::F32 => data
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes(c.try_into().expect("chunk of 4")) as f64)
+                    .collect(),
+                St::BF16 => data
+                    .chunks_exact(2)
+                    .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f64())
+                    .collect(),
+                St::F16 => data
+                    .chunks_exact(2)
+                    .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f64())
+                    .collect(),
+                other => {
+                    return Err(Error::io(
+                        path,
+                        format!(
+                            "tensor {name} has dtype {other:?}; expected F64, F32, BF16 or F16"
+                        ),
+                    ))
+                }
             };
-            let a = Array2::from_shape_vec((shape[0], shape[1]), values).map_err(|e| Error::io(path, e))?;
+            let a = Array2::from_shape_vec((shape[0], shape[1]), values)
+                .map_err(|e| Error::io(path, e))?;
             self.insert(path, &name, a)?;
         }
         Ok(())
@@ -165,7 +254,14 @@ fn read_npy_any(path: &Path) -> Result<Array2<f64>> {
     if let Ok(a) = Array2::<f64>::read_npy(open()?) {
         return Ok(a);
     }
-    Array2::<f32>::read_npy(open()?).map(|a| a.mapv(f64::from)).map_err(|e| Error::io(path, format!("{e} (blocks must be 2-D float32 or float64 .npy arrays)")))
+    Array2::<f32>::read_npy(open()?)
+        .map(|a| a.mapv(f64::from))
+        .map_err(|e| {
+            Error::io(
+                path,
+                format!("{e} (blocks must be 2-D float32 or float64 .npy arrays)"),
+            )
+        })
 }
 
 #[cfg(test)]
@@ -181,7 +277,10 @@ mod tests {
         std::fs::write(&j, r#"{"Wq": [[1, 2], [3, 4.5]], "vocab": ["A", "B"]}"#).unwrap();
         let b = Blocks::load(&j).unwrap();
         assert_eq!(b.get("Wq"), Some(&wq));
-        assert_eq!(b.vocab.as_deref(), Some(&["A".to_string(), "B".to_string()][..]));
+        assert_eq!(
+            b.vocab.as_deref(),
+            Some(&["A".to_string(), "B".to_string()][..])
+        );
         // npy (f32 is widened exactly)
         let npy = dir.path().join("Wq.npy");
         ndarray_npy::write_npy(&npy, &wq.mapv(|x| x as f32)).unwrap();
@@ -196,7 +295,9 @@ mod tests {
         // safetensors
         let st = dir.path().join("b.safetensors");
         let bytes: Vec<u8> = wq.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F64, vec![2, 2], &bytes).unwrap();
+        let view =
+            safetensors::tensor::TensorView::new(safetensors::Dtype::F64, vec![2, 2], &bytes)
+                .unwrap();
         safetensors::serialize_to_file([("Wv", view)], None, &st).unwrap();
         assert_eq!(Blocks::load(&st).unwrap().get("Wv"), Some(&wq));
     }
@@ -206,7 +307,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cases = [
             ("nan.json", r#"{"Wq": [[1, "NaN"]]}"#, "non-finite"),
-            ("ragged.json", r#"{"Wq": [[1, 2], [3]]}"#, "different lengths"),
+            (
+                "ragged.json",
+                r#"{"Wq": [[1, 2], [3]]}"#,
+                "different lengths",
+            ),
             ("name.json", r#"{"W": [[1]]}"#, "unknown block"),
             ("bad.json", "{", "invalid JSON"),
         ];

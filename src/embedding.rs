@@ -11,7 +11,11 @@ use crate::{Error, Result};
 /// `id ≥ vocab`.
 pub fn one_hot(id: usize, vocab: usize) -> Result<Array1<f64>> {
     if id >= vocab {
-        return Err(Error::invalid("token id", id, format!("0..{vocab} (the vocabulary size)")));
+        return Err(Error::invalid(
+            "token id",
+            id,
+            format!("0..{vocab} (the vocabulary size)"),
+        ));
     }
     let mut e = Array1::zeros(vocab);
     e[id] = 1.0;
@@ -29,7 +33,9 @@ impl Embedding {
     /// The course's teaching table for vocabulary `(A, B, .)`:
     /// `E = [[1, 0], [0, 1], [1/2, 1/2]]` (3 × 2).
     pub fn example() -> Self {
-        Embedding { table: array![[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]] }
+        Embedding {
+            table: array![[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]],
+        }
     }
 
     /// Wraps a table, checking that it is non-empty and finite.
@@ -38,10 +44,18 @@ impl Embedding {
     /// An empty table or a non-finite entry.
     pub fn new(table: Array2<f64>) -> Result<Self> {
         if table.is_empty() {
-            return Err(Error::shape("embedding table", "at least 1×1", format!("{}×{}", table.nrows(), table.ncols())));
+            return Err(Error::shape(
+                "embedding table",
+                "at least 1×1",
+                format!("{}×{}", table.nrows(), table.ncols()),
+            ));
         }
         if let Some(((r, c), v)) = table.indexed_iter().find(|(_, v)| !v.is_finite()) {
-            return Err(Error::invalid("embedding table entry", format!("E[{r},{c}] = {v}"), "finite numbers"));
+            return Err(Error::invalid(
+                "embedding table entry",
+                format!("E[{r},{c}] = {v}"),
+                "finite numbers",
+            ));
         }
         Ok(Embedding { table })
     }
@@ -74,7 +88,11 @@ impl Embedding {
     /// A label outside the table.
     pub fn lookup(&self, ids: &[usize]) -> Result<Array2<f64>> {
         if let Some(&bad) = ids.iter().find(|&&i| i >= self.vocab()) {
-            return Err(Error::invalid("token id", bad, format!("0..{} (rows of the embedding table)", self.vocab())));
+            return Err(Error::invalid(
+                "token id",
+                bad,
+                format!("0..{} (rows of the embedding table)", self.vocab()),
+            ));
         }
         Ok(self.table.select(Axis(0), ids))
     }
@@ -122,15 +140,25 @@ mod tests {
 pub fn inverse(s: ArrayView2<f64>) -> Result<Array2<f64>> {
     let n = s.nrows();
     if n == 0 || s.ncols() != n {
-        return Err(Error::shape("matrix inverse", "a non-empty square matrix", format!("{}×{}", s.nrows(), s.ncols())));
+        return Err(Error::shape(
+            "matrix inverse",
+            "a non-empty square matrix",
+            format!("{}×{}", s.nrows(), s.ncols()),
+        ));
     }
     let scale = s.iter().fold(0.0f64, |m, v| m.max(v.abs()));
     let mut a = s.to_owned();
     let mut inv = Array2::<f64>::eye(n);
     for col in 0..n {
-        let p = (col..n).max_by(|&i, &j| a[[i, col]].abs().total_cmp(&a[[j, col]].abs())).expect("non-empty range");
+        let p = (col..n)
+            .max_by(|&i, &j| a[[i, col]].abs().total_cmp(&a[[j, col]].abs()))
+            .expect("non-empty range");
         if a[[p, col]].abs() <= n as f64 * f64::EPSILON * scale {
-            return Err(Error::invalid("basis change S", "a singular matrix", "an invertible matrix"));
+            return Err(Error::invalid(
+                "basis change S",
+                "a singular matrix",
+                "an invertible matrix",
+            ));
         }
         for k in 0..n {
             a.swap([col, k], [p, k]);
@@ -169,7 +197,12 @@ pub enum Interface {
 
 impl Interface {
     /// All four, linear first.
-    pub const ALL: [Interface; 4] = [Interface::Linear, Interface::Relu, Interface::Softmax, Interface::LayerNorm];
+    pub const ALL: [Interface; 4] = [
+        Interface::Linear,
+        Interface::Relu,
+        Interface::Softmax,
+        Interface::LayerNorm,
+    ];
 
     fn apply(self, h: &Array2<f64>) -> Array2<f64> {
         match self {
@@ -237,13 +270,32 @@ pub struct BasisChangeCase {
 ///
 /// # Errors
 /// Shapes that do not fit or a singular `S`.
-pub fn basis_change(h: ArrayView2<f64>, w: ArrayView2<f64>, s: ArrayView2<f64>) -> Result<Vec<BasisChangeCase>> {
+pub fn basis_change(
+    h: ArrayView2<f64>,
+    w: ArrayView2<f64>,
+    s: ArrayView2<f64>,
+) -> Result<Vec<BasisChangeCase>> {
     let d = h.ncols();
     if w.nrows() != d || s.dim() != (d, d) {
-        return Err(Error::shape("basis change", format!("W with {d} rows and S {d}×{d}"), format!("W {}×{}, S {}×{}", w.nrows(), w.ncols(), s.nrows(), s.ncols())));
+        return Err(Error::shape(
+            "basis change",
+            format!("W with {d} rows and S {d}×{d}"),
+            format!(
+                "W {}×{}, S {}×{}",
+                w.nrows(),
+                w.ncols(),
+                s.nrows(),
+                s.ncols()
+            ),
+        ));
     }
     let s_inv = inverse(s)?;
-    let norm_inf = |a: &ArrayView2<f64>| a.rows().into_iter().map(|r| r.iter().map(|v| v.abs()).sum::<f64>()).fold(0.0, f64::max);
+    let norm_inf = |a: &ArrayView2<f64>| {
+        a.rows()
+            .into_iter()
+            .map(|r| r.iter().map(|v| v.abs()).sum::<f64>())
+            .fold(0.0, f64::max)
+    };
     let kappa = norm_inf(&s) * norm_inf(&s_inv.view());
     let w_changed = s_inv.dot(&w);
     let h_changed = h.dot(&s);
@@ -252,10 +304,20 @@ pub fn basis_change(h: ArrayView2<f64>, w: ArrayView2<f64>, s: ArrayView2<f64>) 
         .map(|&g| {
             let reference = g.apply(&h.to_owned()).dot(&w);
             let changed = g.apply(&h_changed).dot(&w_changed);
-            let err = (&changed - &reference).iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            let scale = reference.iter().fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
+            let err = (&changed - &reference)
+                .iter()
+                .fold(0.0f64, |m, v| m.max(v.abs()));
+            let scale = reference
+                .iter()
+                .fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
             let tolerance = 8.0 * f64::EPSILON * d as f64 * kappa * scale;
-            BasisChangeCase { interface: g, max_abs_error: err, tolerance, margin: err / tolerance, unchanged: err <= tolerance }
+            BasisChangeCase {
+                interface: g,
+                max_abs_error: err,
+                tolerance,
+                margin: err / tolerance,
+                unchanged: err <= tolerance,
+            }
         })
         .collect())
 }
@@ -269,7 +331,9 @@ mod basis_tests {
         let mut g = crate::rng::StdGaussian::new(4);
         let s = crate::rng::Gaussian::randn(&mut g, 5, 5);
         let inv = inverse(s.view()).unwrap();
-        let err = (&s.dot(&inv) - &Array2::<f64>::eye(5)).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let err = (&s.dot(&inv) - &Array2::<f64>::eye(5))
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
         // κ(S)·n·eps for a random 5×5 Gaussian matrix (κ ~ 10–100): 1e-12 is generous but tight
         // enough to catch a wrong pivot or a swapped row.
         assert!(err < 1e-12, "{err:e}");
@@ -285,7 +349,11 @@ mod basis_tests {
         let cases = basis_change(h.view(), w.view(), s.view()).unwrap();
         assert!(cases[0].unchanged, "{:?}", cases[0]);
         for c in &cases[1..] {
-            assert!(c.margin > 1e6, "{:?} should break by far more than round-off", c);
+            assert!(
+                c.margin > 1e6,
+                "{:?} should break by far more than round-off",
+                c
+            );
         }
     }
 }

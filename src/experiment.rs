@@ -6,7 +6,9 @@ use serde::Serialize;
 
 use crate::attention::Mask;
 use crate::layer::{Inputs, LayerKind, LayerSpec, PosKind, Readout};
-use crate::symmetry::{check_equivariance, check_invariance, check_weight_equivariance, CheckReport, Permutation};
+use crate::symmetry::{
+    check_equivariance, check_invariance, check_weight_equivariance, CheckReport, Permutation,
+};
 use crate::{Error, Real, Result};
 
 /// The two precisions a layer can be evaluated in.
@@ -60,7 +62,14 @@ impl PermChoice {
     /// Wrong length, exhaustive with n > 8, random with n < 2 or k = 0.
     pub fn permutations(&self, n: usize) -> Result<Vec<Permutation>> {
         match self {
-            PermChoice::Given(p) if p.len() != n => Err(Error::invalid("--perm", p, format!("a permutation of 0..{} (length {n}, the sequence length)", n.saturating_sub(1)))),
+            PermChoice::Given(p) if p.len() != n => Err(Error::invalid(
+                "--perm",
+                p,
+                format!(
+                    "a permutation of 0..{} (length {n}, the sequence length)",
+                    n.saturating_sub(1)
+                ),
+            )),
             PermChoice::Given(p) => Ok(vec![p.clone()]),
             PermChoice::Exhaustive => Permutation::all(n),
             PermChoice::Samples { k: 0, .. } => Err(Error::invalid("--samples", 0, "at least 1")),
@@ -125,7 +134,11 @@ pub struct SymmetryResult {
     pub diagnosis: Diagnosis,
 }
 
-fn check_in<T: Real>(spec: &LayerSpec, inputs: &Inputs, perms: &[Permutation]) -> Result<CheckReport> {
+fn check_in<T: Real>(
+    spec: &LayerSpec,
+    inputs: &Inputs,
+    perms: &[Permutation],
+) -> Result<CheckReport> {
     let f = spec.build::<T>(inputs)?;
     let h = inputs.x.mapv(T::from_f64);
     let f = |x: ArrayView2<T>| f(x);
@@ -135,7 +148,11 @@ fn check_in<T: Real>(spec: &LayerSpec, inputs: &Inputs, perms: &[Permutation]) -
     }
 }
 
-fn weight_form_in<T: Real>(spec: &LayerSpec, inputs: &Inputs, perms: &[Permutation]) -> Result<CheckReport> {
+fn weight_form_in<T: Real>(
+    spec: &LayerSpec,
+    inputs: &Inputs,
+    perms: &[Permutation],
+) -> Result<CheckReport> {
     let h = inputs.x.mapv(T::from_f64);
     let mut worst: Option<CheckReport> = None;
     for head in 0..inputs.heads {
@@ -152,7 +169,12 @@ fn weight_form_in<T: Real>(spec: &LayerSpec, inputs: &Inputs, perms: &[Permutati
 ///
 /// # Errors
 /// See [`LayerSpec::build`].
-pub fn check(spec: &LayerSpec, inputs: &Inputs, perms: &[Permutation], dtype: FloatType) -> Result<CheckReport> {
+pub fn check(
+    spec: &LayerSpec,
+    inputs: &Inputs,
+    perms: &[Permutation],
+    dtype: FloatType,
+) -> Result<CheckReport> {
     match dtype {
         FloatType::F64 => check_in::<f64>(spec, inputs, perms),
         FloatType::F32 => check_in::<f32>(spec, inputs, perms),
@@ -163,7 +185,12 @@ pub fn check(spec: &LayerSpec, inputs: &Inputs, perms: &[Permutation], dtype: Fl
 ///
 /// # Errors
 /// See [`LayerSpec::build`] and [`PermChoice::permutations`].
-pub fn symmetry(spec: &LayerSpec, inputs: &Inputs, perms: &[Permutation], dtype: FloatType) -> Result<SymmetryResult> {
+pub fn symmetry(
+    spec: &LayerSpec,
+    inputs: &Inputs,
+    perms: &[Permutation],
+    dtype: FloatType,
+) -> Result<SymmetryResult> {
     let report = check(spec, inputs, perms, dtype)?;
     let weight_form = if spec.kind == LayerKind::Attention && spec.readout == Readout::None {
         Some(match dtype {
@@ -184,9 +211,20 @@ pub fn symmetry(spec: &LayerSpec, inputs: &Inputs, perms: &[Permutation], dtype:
         ok: id.max_abs_error == 0.0,
     });
     if n >= 2 {
-        let broken = LayerSpec { kind: LayerKind::Attention, pos: PosKind::Index, mask: Mask::None, readout: spec.readout, index_scale: 1.0, ..*spec };
+        let broken = LayerSpec {
+            kind: LayerKind::Attention,
+            pos: PosKind::Index,
+            mask: Mask::None,
+            readout: spec.readout,
+            index_scale: 1.0,
+            ..*spec
+        };
         let non_id: Vec<Permutation> = perms.iter().filter(|p| !p.is_identity()).cloned().collect();
-        let use_perms = if non_id.is_empty() { Permutation::random(n, 1, 1, true)? } else { non_id };
+        let use_perms = if non_id.is_empty() {
+            Permutation::random(n, 1, 1, true)?
+        } else {
+            non_id
+        };
         let b = check(&broken, inputs, &use_perms, dtype)?;
         controls.push(Control {
             name: "broken layer (attention + index signal p·1.0)".into(),
@@ -197,8 +235,14 @@ pub fn symmetry(spec: &LayerSpec, inputs: &Inputs, perms: &[Permutation], dtype:
         });
     }
     let (e32, e64) = match dtype {
-        FloatType::F32 => (report.max_abs_error, check(spec, inputs, perms, FloatType::F64)?.max_abs_error),
-        FloatType::F64 => (check(spec, inputs, perms, FloatType::F32)?.max_abs_error, report.max_abs_error),
+        FloatType::F32 => (
+            report.max_abs_error,
+            check(spec, inputs, perms, FloatType::F64)?.max_abs_error,
+        ),
+        FloatType::F64 => (
+            check(spec, inputs, perms, FloatType::F32)?.max_abs_error,
+            report.max_abs_error,
+        ),
     };
     let eps_ratio = FloatType::F32.eps() / FloatType::F64.eps();
     let ratio = if e64 == 0.0 { f64::INFINITY } else { e32 / e64 };
@@ -214,6 +258,13 @@ pub fn symmetry(spec: &LayerSpec, inputs: &Inputs, perms: &[Permutation], dtype:
         report,
         weight_form,
         controls,
-        diagnosis: Diagnosis { f32_error: e32, f64_error: e64, ratio, eps_ratio, conclusion: conclusion.into(), explanation },
+        diagnosis: Diagnosis {
+            f32_error: e32,
+            f64_error: e64,
+            ratio,
+            eps_ratio,
+            conclusion: conclusion.into(),
+            explanation,
+        },
     })
 }

@@ -43,7 +43,15 @@ pub struct InputSpec {
 
 impl Default for InputSpec {
     fn default() -> Self {
-        InputSpec { n: None, dim: None, text: None, heads: 1, seed: 0, rng: RngKind::Std, blocks: None }
+        InputSpec {
+            n: None,
+            dim: None,
+            text: None,
+            heads: 1,
+            seed: 0,
+            rng: RngKind::Std,
+            blocks: None,
+        }
     }
 }
 
@@ -91,10 +99,18 @@ impl InputSpec {
             let vocab = match &blocks.vocab {
                 Some(v) => Vocabulary::new(v)?,
                 None if table.vocab() == 3 => Vocabulary::example(),
-                None => Vocabulary::new(&(0..table.vocab()).map(|i| i.to_string()).collect::<Vec<_>>())?,
+                None => Vocabulary::new(
+                    &(0..table.vocab())
+                        .map(|i| i.to_string())
+                        .collect::<Vec<_>>(),
+                )?,
             };
             if vocab.len() != table.vocab() {
-                return Err(Error::shape("embedding table E", format!("{} rows (one per vocabulary token)", vocab.len()), format!("{} rows", table.vocab())));
+                return Err(Error::shape(
+                    "embedding table E",
+                    format!("{} rows (one per vocabulary token)", vocab.len()),
+                    format!("{} rows", table.vocab()),
+                ));
             }
             let ids = vocab.encode(text)?;
             tokens = Some(ids.iter().map(|&i| vocab.tokens()[i].clone()).collect());
@@ -105,8 +121,16 @@ impl InputSpec {
         };
         let d = match (&fixed_x, self.dim) {
             (Some(x), Some(d)) if x.ncols() != d => {
-                let src = if self.text.is_some() { "the embedding table" } else { "block X" };
-                return Err(Error::shape("--dim", format!("{} (the width of {src})", x.ncols()), d.to_string()));
+                let src = if self.text.is_some() {
+                    "the embedding table"
+                } else {
+                    "block X"
+                };
+                return Err(Error::shape(
+                    "--dim",
+                    format!("{} (the width of {src})", x.ncols()),
+                    d.to_string(),
+                ));
             }
             (Some(x), _) => x.ncols(),
             (None, Some(d)) => d,
@@ -117,8 +141,16 @@ impl InputSpec {
         }
         let n = match (&fixed_x, self.n) {
             (Some(x), Some(n)) if x.nrows() != n => {
-                let src = if self.text.is_some() { "the number of tokens in --text" } else { "the rows of block X" };
-                return Err(Error::shape("--n", format!("{} ({src})", x.nrows()), n.to_string()));
+                let src = if self.text.is_some() {
+                    "the number of tokens in --text"
+                } else {
+                    "the rows of block X"
+                };
+                return Err(Error::shape(
+                    "--n",
+                    format!("{} ({src})", x.nrows()),
+                    n.to_string(),
+                ));
             }
             (Some(x), _) => x.nrows(),
             (None, Some(n)) => n,
@@ -128,20 +160,33 @@ impl InputSpec {
             return Err(Error::invalid("--n", 0, "at least 1 token"));
         }
         if self.heads == 0 || d % self.heads != 0 {
-            return Err(Error::invalid("--heads", self.heads, format!("a divisor of the width d = {d}")));
+            return Err(Error::invalid(
+                "--heads",
+                self.heads,
+                format!("a divisor of the width d = {d}"),
+            ));
         }
         let mut g = self.rng.generator(self.seed)?;
-        let take = |name: &str, rows: usize, cols: usize, drawn: Array2<f64>| -> Result<Array2<f64>> {
-            match blocks.get(name) {
-                Some(b) if b.dim() != (rows, cols) => Err(Error::shape(format!("block {name}"), format!("{rows}×{cols}"), format!("{}×{}", b.nrows(), b.ncols()))),
-                Some(b) => Ok(b.clone()),
-                None => Ok(drawn),
-            }
-        };
+        let take =
+            |name: &str, rows: usize, cols: usize, drawn: Array2<f64>| -> Result<Array2<f64>> {
+                match blocks.get(name) {
+                    Some(b) if b.dim() != (rows, cols) => Err(Error::shape(
+                        format!("block {name}"),
+                        format!("{rows}×{cols}"),
+                        format!("{}×{}", b.nrows(), b.ncols()),
+                    )),
+                    Some(b) => Ok(b.clone()),
+                    None => Ok(drawn),
+                }
+            };
         let wq = g.randn(d, d);
         let wk = g.randn(d, d);
         let wv = g.randn(d, d);
-        let (wq, wk, wv) = (take("Wq", d, d, wq)?, take("Wk", d, d, wk)?, take("Wv", d, d, wv)?);
+        let (wq, wk, wv) = (
+            take("Wq", d, d, wq)?,
+            take("Wk", d, d, wk)?,
+            take("Wv", d, d, wv)?,
+        );
         let x = match fixed_x {
             Some(x) => x,
             None => g.randn(n, d),
@@ -155,7 +200,18 @@ impl InputSpec {
         let s = 1.0 / (d as f64).sqrt();
         let wx = g.randn(d, d).mapv(|v| v * s);
         let wh = g.randn(d, d).mapv(|v| v * s);
-        Ok(Inputs { x, wq, wk, wv, wo, wx, wh, tokens, embedding, heads: self.heads })
+        Ok(Inputs {
+            x,
+            wq,
+            wk,
+            wv,
+            wo,
+            wx,
+            wh,
+            tokens,
+            embedding,
+            heads: self.heads,
+        })
     }
 }
 
@@ -210,7 +266,13 @@ impl Readout {
                 .strip_prefix("row:")
                 .and_then(|i| i.parse().ok())
                 .map(Readout::Row)
-                .ok_or_else(|| Error::invalid("readout", format!("{s:?}"), "none, mean or row:I (e.g. row:0)")),
+                .ok_or_else(|| {
+                    Error::invalid(
+                        "readout",
+                        format!("{s:?}"),
+                        "none, mean or row:I (e.g. row:0)",
+                    )
+                }),
         }
     }
 
@@ -243,7 +305,14 @@ pub struct LayerSpec {
 
 impl Default for LayerSpec {
     fn default() -> Self {
-        LayerSpec { kind: LayerKind::Attention, pos: PosKind::None, mask: Mask::None, readout: Readout::None, index_scale: 0.1, base: 10000.0 }
+        LayerSpec {
+            kind: LayerKind::Attention,
+            pos: PosKind::None,
+            mask: Mask::None,
+            readout: Readout::None,
+            index_scale: 0.1,
+            base: 10000.0,
+        }
     }
 }
 
@@ -258,9 +327,14 @@ impl LayerSpec {
     /// The positional matrix added to the input, if any (n × d).
     fn additive(&self, n: usize, d: usize) -> Result<Option<Array2<f64>>> {
         let add = match self.pos {
-            PosKind::Index => Additive::Index { scale: self.index_scale },
+            PosKind::Index => Additive::Index {
+                scale: self.index_scale,
+            },
             PosKind::Sinusoidal => Additive::Sinusoidal { base: self.base },
-            PosKind::Learned => Additive::Learned { seed: 0x5EED, sigma: 1.0 },
+            PosKind::Learned => Additive::Learned {
+                seed: 0x5EED,
+                sigma: 1.0,
+            },
             PosKind::None | PosKind::Rope => return Ok(None),
         };
         add.matrix(n, d).map(Some)
@@ -271,7 +345,14 @@ impl LayerSpec {
     /// # Errors
     /// Shapes that do not fit.
     pub fn attention<T: Real>(&self, inputs: &Inputs) -> Result<Attention<T>> {
-        Attention::multi_head(cast(&inputs.wq), cast(&inputs.wk), cast(&inputs.wv), inputs.wo.as_ref().map(cast), inputs.heads, self.mask)
+        Attention::multi_head(
+            cast(&inputs.wq),
+            cast(&inputs.wk),
+            cast(&inputs.wv),
+            inputs.wo.as_ref().map(cast),
+            inputs.heads,
+            self.mask,
+        )
     }
 
     fn head_dim(&self, inputs: &Inputs) -> usize {
@@ -281,7 +362,13 @@ impl LayerSpec {
     /// The rotary map applied to each head's queries and keys (positions 0..n): half-split
     /// layout (Hugging Face Llama's `rotate_half`), ω_k = base^(−2k/d_head).
     fn rope(&self, head_dim: usize) -> Result<Rotary> {
-        let freqs = RotaryFrequencies::from_base(self.base, head_dim).map_err(|_| Error::invalid("--pos rope head dimension", head_dim, "an even number ≥ 2 (each rotary plane rotates a pair of coordinates)"))?;
+        let freqs = RotaryFrequencies::from_base(self.base, head_dim).map_err(|_| {
+            Error::invalid(
+                "--pos rope head dimension",
+                head_dim,
+                "an even number ≥ 2 (each rotary plane rotates a pair of coordinates)",
+            )
+        })?;
         Ok(Rotary::from_frequencies(&freqs, Layout::HalfSplit))
     }
 
@@ -289,14 +376,26 @@ impl LayerSpec {
     ///
     /// # Errors
     /// Not an attention layer, or shapes that do not fit.
-    pub fn weights_fn<'a, T: Real>(&'a self, inputs: &'a Inputs, head: usize) -> Result<LayerFn<'a, T>> {
+    pub fn weights_fn<'a, T: Real>(
+        &'a self,
+        inputs: &'a Inputs,
+        head: usize,
+    ) -> Result<LayerFn<'a, T>> {
         if self.kind != LayerKind::Attention {
-            return Err(Error::invalid("layer", "rnn", "an attention layer (only attention has a weight matrix)"));
+            return Err(Error::invalid(
+                "layer",
+                "rnn",
+                "an attention layer (only attention has a weight matrix)",
+            ));
         }
         let layer = self.attention::<T>(inputs)?;
         let n = inputs.x.nrows();
         let pos = self.additive(n, inputs.x.ncols())?.map(|p| cast::<T>(&p));
-        let rope = if self.pos == PosKind::Rope { Some(self.rope(self.head_dim(inputs))?) } else { None };
+        let rope = if self.pos == PosKind::Rope {
+            Some(self.rope(self.head_dim(inputs))?)
+        } else {
+            None
+        };
         Ok(Box::new(move |h: ArrayView2<T>| {
             let h = match &pos {
                 Some(p) => &h + p,
@@ -321,7 +420,11 @@ impl LayerSpec {
         let (n, d) = inputs.x.dim();
         if let Readout::Row(i) = self.readout {
             if i >= n {
-                return Err(Error::invalid("readout row", i, format!("0..{n} (the sequence length)")));
+                return Err(Error::invalid(
+                    "readout row",
+                    i,
+                    format!("0..{n} (the sequence length)"),
+                ));
             }
         }
         let pos = self.additive(n, d)?.map(|p| cast::<T>(&p));
@@ -329,11 +432,17 @@ impl LayerSpec {
         let core: LayerFn<'a, T> = match self.kind {
             LayerKind::Attention => {
                 let layer = self.attention::<T>(inputs)?;
-                let rope = if self.pos == PosKind::Rope { Some(self.rope(self.head_dim(inputs))?) } else { None };
+                let rope = if self.pos == PosKind::Rope {
+                    Some(self.rope(self.head_dim(inputs))?)
+                } else {
+                    None
+                };
                 Box::new(move |h: ArrayView2<T>| match &rope {
                     Some(r) => {
                         let positions: Vec<i64> = (0..h.nrows() as i64).collect();
-                        Ok(layer.forward_with(h, &|x: ArrayView2<T>| r.apply(x, &positions))?.output)
+                        Ok(layer
+                            .forward_with(h, &|x: ArrayView2<T>| r.apply(x, &positions))?
+                            .output)
                     }
                     None => Ok(layer.forward(h)?.output),
                 })
@@ -343,7 +452,11 @@ impl LayerSpec {
                     return Err(Error::invalid("--pos", "rope", "none, index, sinusoidal or learned for an RNN (rotary encodings act on attention's queries and keys)"));
                 }
                 if self.mask != Mask::None {
-                    return Err(Error::invalid("--mask", self.mask.name(), "none for an RNN (masks act on attention scores)"));
+                    return Err(Error::invalid(
+                        "--mask",
+                        self.mask.name(),
+                        "none for an RNN (masks act on attention scores)",
+                    ));
                 }
                 let rnn = Elman::new(cast(&inputs.wx), cast(&inputs.wh), Array1::zeros(d))?;
                 Box::new(move |h: ArrayView2<T>| rnn.forward(h))
@@ -353,7 +466,11 @@ impl LayerSpec {
             let out = match &pos {
                 Some(p) => {
                     if h.dim() != p.dim() {
-                        return Err(Error::shape("positional matrix", format!("{:?}", p.dim()), format!("{:?}", h.dim())));
+                        return Err(Error::shape(
+                            "positional matrix",
+                            format!("{:?}", p.dim()),
+                            format!("{:?}", h.dim()),
+                        ));
                     }
                     core((&h + p).view())?
                 }

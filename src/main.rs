@@ -4,6 +4,7 @@ mod cli;
 
 use std::process::ExitCode;
 
+use clap::error::ErrorKind;
 use clap::Parser;
 
 fn main() -> ExitCode {
@@ -14,7 +15,10 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let args = cli::Cli::parse();
+    let args = match cli::Cli::try_parse() {
+        Ok(args) => args,
+        Err(e) => return usage_error(e),
+    };
     match cli::run(args) {
         Ok(cli::Outcome::Holds) => ExitCode::SUCCESS,
         Ok(cli::Outcome::Fails) => ExitCode::from(1),
@@ -26,6 +30,37 @@ fn main() -> ExitCode {
                 }
             }
             eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Prints `--help`/`--version` as clap renders them; folds any usage error into one line on
+/// stderr (exit 2), keeping clap's hint about the accepted values.
+fn usage_error(e: clap::Error) -> ExitCode {
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        _ => {
+            let text = e.render().to_string();
+            let parts: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| {
+                    !l.is_empty()
+                        && !l.starts_with("For more information")
+                        && !l.starts_with("Usage:")
+                })
+                .collect();
+            eprintln!("{} (see --help)", parts.join(" "));
             ExitCode::from(2)
         }
     }

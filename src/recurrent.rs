@@ -25,7 +25,11 @@ impl<T: Real> Elman<T> {
     pub fn new(wx: Array2<T>, wh: Array2<T>, b: Array1<T>) -> Result<Self> {
         let dh = wx.ncols();
         if dh == 0 || wh.dim() != (dh, dh) || b.len() != dh {
-            return Err(Error::shape("Elman RNN", format!("Wx d×h, Wh h×h, b h with h = {dh}"), format!("Wh {:?}, b {}", wh.dim(), b.len())));
+            return Err(Error::shape(
+                "Elman RNN",
+                format!("Wx d×h, Wh h×h, b h with h = {dh}"),
+                format!("Wh {:?}, b {}", wh.dim(), b.len()),
+            ));
         }
         Ok(Elman { wx, wh, b })
     }
@@ -39,7 +43,11 @@ impl<T: Real> Elman<T> {
             return Err(Error::invalid("sequence length", 0, "at least 1 token"));
         }
         if x.ncols() != self.wx.nrows() {
-            return Err(Error::shape("RNN input", format!("n×{}", self.wx.nrows()), format!("{:?}", x.dim())));
+            return Err(Error::shape(
+                "RNN input",
+                format!("n×{}", self.wx.nrows()),
+                format!("{:?}", x.dim()),
+            ));
         }
         let inputs = x.dot(&self.wx);
         let mut h = Array1::<T>::zeros(self.wx.ncols());

@@ -47,7 +47,10 @@ pub struct NumpyLegacy {
 impl NumpyLegacy {
     /// `np.random.seed(seed)` for an integer seed in 0..=2³²−1.
     pub fn new(seed: u32) -> Self {
-        NumpyLegacy { mt: rand_mt::Mt::new(seed), cached: None }
+        NumpyLegacy {
+            mt: rand_mt::Mt::new(seed),
+            cached: None,
+        }
     }
 
     /// `random_sample()`: a 53-bit uniform in [0, 1) built from two 32-bit outputs as
@@ -88,7 +91,9 @@ pub struct StdGaussian {
 impl StdGaussian {
     /// A generator whose stream depends only on `seed`.
     pub fn new(seed: u64) -> Self {
-        StdGaussian { rng: ChaCha8Rng::seed_from_u64(seed) }
+        StdGaussian {
+            rng: ChaCha8Rng::seed_from_u64(seed),
+        }
     }
 }
 
@@ -138,7 +143,14 @@ mod tests {
 
     // Reference values printed by numpy 2.x: np.random.seed(0); np.random.randn(6)
     // (numpy's legacy stream is frozen by its compatibility policy, so these never change).
-    const SEED0: [f64; 6] = [1.764052345967664, 0.4001572083672233, 0.9787379841057392, 2.240893199201458, 1.8675579901499675, -0.977277879876411];
+    const SEED0: [f64; 6] = [
+        1.764052345967664,
+        0.4001572083672233,
+        0.9787379841057392,
+        2.240893199201458,
+        1.8675579901499675,
+        -0.977277879876411,
+    ];
 
     #[test]
     fn numpy_legacy_matches_numpy_seed_0() {

@@ -15,7 +15,9 @@ pub struct Vocabulary {
 impl Vocabulary {
     /// The course's example vocabulary `(A, B, .)`.
     pub fn example() -> Self {
-        Vocabulary { tokens: vec!["A".into(), "B".into(), ".".into()] }
+        Vocabulary {
+            tokens: vec!["A".into(), "B".into(), ".".into()],
+        }
     }
 
     /// A vocabulary from distinct, non-empty, whitespace-free tokens.
@@ -30,10 +32,18 @@ impl Vocabulary {
         for t in tokens {
             let t = t.as_ref();
             if t.is_empty() || t.chars().any(char::is_whitespace) {
-                return Err(Error::invalid("vocabulary token", format!("{t:?}"), "a non-empty token without whitespace"));
+                return Err(Error::invalid(
+                    "vocabulary token",
+                    format!("{t:?}"),
+                    "a non-empty token without whitespace",
+                ));
             }
             if out.iter().any(|o| o == t) {
-                return Err(Error::invalid("vocabulary token", format!("{t:?}"), "distinct tokens (this one appears twice)"));
+                return Err(Error::invalid(
+                    "vocabulary token",
+                    format!("{t:?}"),
+                    "distinct tokens (this one appears twice)",
+                ));
             }
             out.push(t.to_string());
         }
@@ -75,12 +85,23 @@ impl Vocabulary {
             .split_whitespace()
             .map(|piece| {
                 self.id(piece).ok_or_else(|| {
-                    Error::invalid("token", format!("{piece:?}"), format!("a token of the vocabulary {:?}, separated by spaces", self.tokens))
+                    Error::invalid(
+                        "token",
+                        format!("{piece:?}"),
+                        format!(
+                            "a token of the vocabulary {:?}, separated by spaces",
+                            self.tokens
+                        ),
+                    )
                 })
             })
             .collect::<Result<_>>()?;
         if ids.is_empty() {
-            return Err(Error::invalid("text", format!("{text:?}"), "at least one token, e.g. \"A B\""));
+            return Err(Error::invalid(
+                "text",
+                format!("{text:?}"),
+                "at least one token, e.g. \"A B\"",
+            ));
         }
         Ok(ids)
     }

@@ -16,18 +16,32 @@ pub struct AttendArgs {
     pub input: InputArgs,
 }
 
-fn forward<T: Real>(spec: &LayerSpec, inputs: &Inputs) -> anyhow::Result<(ndarray::Array2<f64>, Vec<ndarray::Array2<f64>>)> {
+fn forward<T: Real>(
+    spec: &LayerSpec,
+    inputs: &Inputs,
+) -> anyhow::Result<(ndarray::Array2<f64>, Vec<ndarray::Array2<f64>>)> {
     let f = spec.build::<T>(inputs)?;
     let h = inputs.x.mapv(T::from_f64);
     let out = f(h.view())?.mapv(|v| v.to_f64());
-    let weights = (0..inputs.heads).map(|head| -> anyhow::Result<_> { Ok(spec.weights_fn::<T>(inputs, head)?(h.view())?.mapv(|v| v.to_f64())) }).collect::<anyhow::Result<Vec<_>>>()?;
+    let weights = (0..inputs.heads)
+        .map(|head| -> anyhow::Result<_> {
+            Ok(spec.weights_fn::<T>(inputs, head)?(h.view())?.mapv(|v| v.to_f64()))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     Ok((out, weights))
 }
 
 pub fn run(args: AttendArgs) -> anyhow::Result<Outcome> {
     let a = &args.input;
     let inputs = a.input_spec()?.build()?;
-    let spec = LayerSpec { kind: LayerKind::Attention, pos: a.pos, mask: a.mask, readout: Readout::None, index_scale: a.index_scale, ..LayerSpec::default() };
+    let spec = LayerSpec {
+        kind: LayerKind::Attention,
+        pos: a.pos,
+        mask: a.mask,
+        readout: Readout::None,
+        index_scale: a.index_scale,
+        ..LayerSpec::default()
+    };
     let (output, weights) = match a.dtype {
         FloatType::F64 => forward::<f64>(&spec, &inputs)?,
         FloatType::F32 => forward::<f32>(&spec, &inputs)?,
@@ -59,16 +73,34 @@ pub fn run(args: AttendArgs) -> anyhow::Result<Outcome> {
         a.seed,
         a.rng.name()
     );
-    println!("\nX (input rows)\n{}", matrix_table(&inputs.x, labels.as_deref()));
+    println!(
+        "\nX (input rows)\n{}",
+        matrix_table(&inputs.x, labels.as_deref())
+    );
     for (h, w) in weights.iter().enumerate() {
-        let title = if inputs.heads > 1 { format!("weights of head {h}") } else { "weights A = softmax(Q·Kᵀ/√d_k) (row = query, column = key)".into() };
+        let title = if inputs.heads > 1 {
+            format!("weights of head {h}")
+        } else {
+            "weights A = softmax(Q·Kᵀ/√d_k) (row = query, column = key)".into()
+        };
         println!("\n{title}\n{}", matrix_table(w, labels.as_deref()));
     }
-    println!("\noutput (A·V{})\n{}", if inputs.heads > 1 { " per head, concatenated, ·Wo" } else { "" }, matrix_table(&output, labels.as_deref()));
+    println!(
+        "\noutput (A·V{})\n{}",
+        if inputs.heads > 1 {
+            " per head, concatenated, ·Wo"
+        } else {
+            ""
+        },
+        matrix_table(&output, labels.as_deref())
+    );
     Ok(Outcome::Holds)
 }
 
 /// The positional option's name.
 pub fn spec_pos(spec: &LayerSpec) -> String {
-    serde_json::to_value(spec.pos).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+    serde_json::to_value(spec.pos)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }

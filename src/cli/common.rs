@@ -57,13 +57,24 @@ impl InputArgs {
     /// The library's input specification (loads --blocks).
     pub fn input_spec(&self) -> anyhow::Result<InputSpec> {
         if !self.index_scale.is_finite() {
-            anyhow::bail!("invalid --index-scale: {}; expected a finite number (e.g. 0.1)", self.index_scale);
+            anyhow::bail!(
+                "invalid --index-scale: {}; expected a finite number (e.g. 0.1)",
+                self.index_scale
+            );
         }
         let blocks = match &self.blocks {
             Some(p) => Some(Blocks::load(p)?),
             None => None,
         };
-        Ok(InputSpec { n: self.n, dim: self.dim, text: self.text.clone(), heads: self.heads, seed: self.seed, rng: self.rng, blocks })
+        Ok(InputSpec {
+            n: self.n,
+            dim: self.dim,
+            text: self.text.clone(),
+            heads: self.heads,
+            seed: self.seed,
+            rng: self.rng,
+            blocks,
+        })
     }
 }
 
@@ -79,7 +90,9 @@ pub fn matrix_table(a: &Array2<f64>, row_labels: Option<&[String]>) -> comfy_tab
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut t = super::output::table(&header_refs);
     for (i, row) in a.rows().into_iter().enumerate() {
-        let label = row_labels.and_then(|l| l.get(i)).map_or(i.to_string(), |l| format!("{i} {l}"));
+        let label = row_labels
+            .and_then(|l| l.get(i))
+            .map_or(i.to_string(), |l| format!("{i} {l}"));
         let mut cells = vec![label];
         cells.extend(row.iter().map(|&v| format!("{v:.6}")));
         t.add_row(cells);

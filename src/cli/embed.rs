@@ -40,16 +40,26 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<Outcome> {
     };
     let table_e = match blocks.as_ref().and_then(|b| b.get("E")) {
         Some(e) => Embedding::new(e.clone())?,
-        None if blocks.is_some() => anyhow::bail!("the blocks file has no embedding table E; add an array named E (vocab × dim)"),
+        None if blocks.is_some() => anyhow::bail!(
+            "the blocks file has no embedding table E; add an array named E (vocab × dim)"
+        ),
         None => Embedding::example(),
     };
     let vocab = match blocks.as_ref().and_then(|b| b.vocab.clone()) {
         Some(v) => Vocabulary::new(&v)?,
         None if table_e.vocab() == 3 => Vocabulary::example(),
-        None => Vocabulary::new(&(0..table_e.vocab()).map(|i| i.to_string()).collect::<Vec<_>>())?,
+        None => Vocabulary::new(
+            &(0..table_e.vocab())
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>(),
+        )?,
     };
     if vocab.len() != table_e.vocab() {
-        anyhow::bail!("the vocabulary has {} tokens but E has {} rows; expected one row per token", vocab.len(), table_e.vocab());
+        anyhow::bail!(
+            "the vocabulary has {} tokens but E has {} rows; expected one row per token",
+            vocab.len(),
+            table_e.vocab()
+        );
     }
     let ids = vocab.encode(&args.text)?;
     let h = table_e.lookup(&ids)?;
@@ -65,7 +75,11 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<Outcome> {
         let mut g = StdGaussian::new(args.seed);
         let s = g.randn(d, d);
         let w = g.randn(d, d);
-        Some((s.clone(), w.clone(), basis_change(h.view(), w.view(), s.view())?))
+        Some((
+            s.clone(),
+            w.clone(),
+            basis_change(h.view(), w.view(), s.view())?,
+        ))
     } else {
         None
     };
@@ -87,7 +101,12 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::from_bool(exact && linear_ok));
     }
     println!("vocabulary {:?} (size {}), representation dimension {} — independent of the vocabulary size", vocab.tokens(), vocab.len(), table_e.dim());
-    println!("\nembedding table E ({}×{})\n{}", table_e.vocab(), table_e.dim(), matrix_table(&table_e.table().to_owned(), Some(vocab.tokens())));
+    println!(
+        "\nembedding table E ({}×{})\n{}",
+        table_e.vocab(),
+        table_e.dim(),
+        matrix_table(&table_e.table().to_owned(), Some(vocab.tokens()))
+    );
     let mut t = table(&["token", "label", "one-hot e", "e·E", "E[label]", "equal"]);
     for (&id, tok) in ids.iter().zip(&tokens) {
         let prod = table_e.one_hot_product(id)?;
@@ -95,21 +114,53 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<Outcome> {
         t.add_row(vec![
             tok.clone(),
             id.to_string(),
-            format!("{:?}", attnlab::embedding::one_hot(id, vocab.len())?.to_vec()),
+            format!(
+                "{:?}",
+                attnlab::embedding::one_hot(id, vocab.len())?.to_vec()
+            ),
             format!("{:?}", prod.to_vec()),
             format!("{:?}", row.to_vec()),
-            if prod == row { "exactly".into() } else { "NO".into() },
+            if prod == row {
+                "exactly".into()
+            } else {
+                "NO".into()
+            },
         ]);
     }
     println!("\n{t}");
     let is_identity = h.nrows() == h.ncols() && h == Array2::<f64>::eye(h.nrows());
-    println!("\nH = stacked rows for {:?}{}\n{}", args.text, if is_identity { " (the identity matrix)" } else { "" }, matrix_table(&h, Some(&tokens)));
+    println!(
+        "\nH = stacked rows for {:?}{}\n{}",
+        args.text,
+        if is_identity {
+            " (the identity matrix)"
+        } else {
+            ""
+        },
+        matrix_table(&h, Some(&tokens))
+    );
     if let Some((s, _, cases)) = &basis {
         println!("\nbasis change: H → H·S, next linear map W → S⁻¹·W (S random, seed {}; κ∞(S) enters the tolerance)", args.seed);
         println!("S =\n{}", matrix_table(s, None));
-        let mut b = table(&["interface", "max |changed − original|", "tolerance", "margin", "output unchanged?"]);
+        let mut b = table(&[
+            "interface",
+            "max |changed − original|",
+            "tolerance",
+            "margin",
+            "output unchanged?",
+        ]);
         for c in cases {
-            b.add_row(vec![c.interface.name().to_string(), sci(c.max_abs_error), sci(c.tolerance), sci(c.margin), if c.unchanged { "yes (absorbed)".into() } else { "no (not a symmetry)".into() }]);
+            b.add_row(vec![
+                c.interface.name().to_string(),
+                sci(c.max_abs_error),
+                sci(c.tolerance),
+                sci(c.margin),
+                if c.unchanged {
+                    "yes (absorbed)".into()
+                } else {
+                    "no (not a symmetry)".into()
+                },
+            ]);
         }
         println!("{b}");
     }

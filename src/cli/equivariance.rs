@@ -40,7 +40,14 @@ pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
     let inputs = a.input_spec()?.build()?;
     let n = inputs.x.nrows();
     let readout = Readout::parse(&args.readout)?;
-    let spec = LayerSpec { kind: args.layer, pos: a.pos, mask: a.mask, readout, index_scale: a.index_scale, ..LayerSpec::default() };
+    let spec = LayerSpec {
+        kind: args.layer,
+        pos: a.pos,
+        mask: a.mask,
+        readout,
+        index_scale: a.index_scale,
+        ..LayerSpec::default()
+    };
     let perm_seed = args.perm_seed.unwrap_or(a.seed);
     let choice = match (&args.perm, args.exhaustive, args.samples) {
         (Some(p), _, _) => PermChoice::Given(Permutation::parse(p, n)?),
@@ -103,7 +110,17 @@ pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
         a.seed,
         a.rng.name()
     );
-    let mut t = table(&["check", "verdict", "max abs error", "max rel error", "max ulps", "tolerance", "margin", "perms", "worst (perm, row, col)"]);
+    let mut t = table(&[
+        "check",
+        "verdict",
+        "max abs error",
+        "max rel error",
+        "max ulps",
+        "tolerance",
+        "margin",
+        "perms",
+        "worst (perm, row, col)",
+    ]);
     let mut add = |name: &str, r: &attnlab::symmetry::CheckReport| {
         t.add_row(vec![
             name.to_string(),
@@ -125,10 +142,22 @@ pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
     println!("tolerance: {}", r.tolerance_detail.derivation);
     let mut c = table(&["control", "must show", "max abs error", "margin", "ok"]);
     for ctl in &result.controls {
-        c.add_row(vec![ctl.name.clone(), ctl.expectation.clone(), sci(ctl.max_abs_error), sci(ctl.margin), if ctl.ok { "yes".into() } else { "NO".into() }]);
+        c.add_row(vec![
+            ctl.name.clone(),
+            ctl.expectation.clone(),
+            sci(ctl.max_abs_error),
+            sci(ctl.margin),
+            if ctl.ok { "yes".into() } else { "NO".into() },
+        ]);
     }
     println!("{c}");
     let dg = &result.diagnosis;
-    println!("round-off or structure? {} — f32 error {}, f64 error {}: {}", dg.conclusion, sci(dg.f32_error), sci(dg.f64_error), dg.explanation);
+    println!(
+        "round-off or structure? {} — f32 error {}, f64 error {}: {}",
+        dg.conclusion,
+        sci(dg.f32_error),
+        sci(dg.f64_error),
+        dg.explanation
+    );
     Ok(Outcome::from_bool(r.holds))
 }

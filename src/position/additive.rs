@@ -22,7 +22,11 @@ pub fn index_signal(n: usize, d: usize, scale: f64) -> Array2<f64> {
 /// `base ≤ 1` or not finite.
 pub fn sinusoidal(n: usize, d: usize, base: f64) -> Result<Array2<f64>> {
     if !(base.is_finite() && base > 1.0) {
-        return Err(Error::invalid("sinusoidal base", base, "a finite number > 1 (the paper uses 10000)"));
+        return Err(Error::invalid(
+            "sinusoidal base",
+            base,
+            "a finite number > 1 (the paper uses 10000)",
+        ));
     }
     Ok(Array2::from_shape_fn((n, d), |(p, c)| {
         let i = (c / 2) as f64;
@@ -72,7 +76,12 @@ impl Additive {
         match self {
             Additive::Index { scale } => Ok(index_signal(n, d, scale)),
             Additive::Sinusoidal { base } => sinusoidal(n, d, base),
-            Additive::Learned { seed, sigma } => Ok(learned_table(n, d, sigma, &mut crate::rng::StdGaussian::new(seed))),
+            Additive::Learned { seed, sigma } => Ok(learned_table(
+                n,
+                d,
+                sigma,
+                &mut crate::rng::StdGaussian::new(seed),
+            )),
         }
     }
 }

@@ -27,7 +27,10 @@ pub struct Rotary {
 impl Rotary {
     /// From a frequency set.
     pub fn from_frequencies(f: &RotaryFrequencies, layout: Layout) -> Self {
-        Rotary { inv_freq: f.inv_freq.clone(), layout }
+        Rotary {
+            inv_freq: f.inv_freq.clone(),
+            layout,
+        }
     }
 
     /// Rotates row r by positions[r]·ω_k in plane k.

@@ -36,7 +36,9 @@ impl Property {
             Property::Invariance => "f(ΠH) = f(H)",
             Property::WeightEquivariance => "A(ΠH) = Π A(H) Πᵀ",
             Property::PrefixInvariance => "f(Π_<t H)[t..] = f(H)[t..]",
-            Property::FutureIndependence => "f(H')[..t] = f(H)[..t] when H' differs from H only at rows ≥ t",
+            Property::FutureIndependence => {
+                "f(H')[..t] = f(H)[..t] when H' differs from H only at rows ≥ t"
+            }
         }
     }
 }
@@ -164,7 +166,11 @@ pub struct Diff {
 /// Different shapes.
 pub fn compare<T: Real>(a: ArrayView2<T>, b: ArrayView2<T>) -> Result<Diff> {
     if a.dim() != b.dim() {
-        return Err(Error::shape("comparison", format!("{:?}", b.dim()), format!("{:?}", a.dim())));
+        return Err(Error::shape(
+            "comparison",
+            format!("{:?}", b.dim()),
+            format!("{:?}", a.dim()),
+        ));
     }
     let difference = Array2::from_shape_fn(a.dim(), |ix| a[ix].to_f64() - b[ix].to_f64());
     let mut max_abs = 0.0f64;
@@ -181,8 +187,18 @@ pub fn compare<T: Real>(a: ArrayView2<T>, b: ArrayView2<T>) -> Result<Diff> {
         max_ulps = max_ulps.max(T::ulps_between(x, y));
         b_max = b_max.max(y.to_f64().abs());
     }
-    let rel = if max_abs == 0.0 { 0.0 } else { max_abs / b_max.max(f64::MIN_POSITIVE) };
-    Ok(Diff { max_abs, at, rel, max_ulps, difference })
+    let rel = if max_abs == 0.0 {
+        0.0
+    } else {
+        max_abs / b_max.max(f64::MIN_POSITIVE)
+    };
+    Ok(Diff {
+        max_abs,
+        at,
+        rel,
+        max_ulps,
+        difference,
+    })
 }
 
 /// Accumulates the worst case over several transformations.
@@ -196,17 +212,41 @@ struct Tracker {
 
 impl Tracker {
     fn new(n: usize) -> Self {
-        Tracker { max_abs: -1.0, max_rel: 0.0, max_ulps: 0, worst: Worst { perm: (0..n).collect(), row: 0, col: 0, lhs: 0.0, rhs: 0.0 }, count: 0 }
+        Tracker {
+            max_abs: -1.0,
+            max_rel: 0.0,
+            max_ulps: 0,
+            worst: Worst {
+                perm: (0..n).collect(),
+                row: 0,
+                col: 0,
+                lhs: 0.0,
+                rhs: 0.0,
+            },
+            count: 0,
+        }
     }
 
-    fn add<T: Real>(&mut self, perm: &Permutation, lhs: ArrayView2<T>, rhs: ArrayView2<T>, row_offset: usize) -> Result<()> {
+    fn add<T: Real>(
+        &mut self,
+        perm: &Permutation,
+        lhs: ArrayView2<T>,
+        rhs: ArrayView2<T>,
+        row_offset: usize,
+    ) -> Result<()> {
         let d = compare(lhs, rhs)?;
         self.count += 1;
         self.max_rel = self.max_rel.max(d.rel);
         self.max_ulps = self.max_ulps.max(d.max_ulps);
         if d.max_abs > self.max_abs {
             self.max_abs = d.max_abs;
-            self.worst = Worst { perm: perm.as_slice().to_vec(), row: d.at.0 + row_offset, col: d.at.1, lhs: lhs[d.at].to_f64(), rhs: rhs[d.at].to_f64() };
+            self.worst = Worst {
+                perm: perm.as_slice().to_vec(),
+                row: d.at.0 + row_offset,
+                col: d.at.1,
+                lhs: lhs[d.at].to_f64(),
+                rhs: rhs[d.at].to_f64(),
+            };
         }
         Ok(())
     }
@@ -238,10 +278,18 @@ fn max_abs<T: Real>(a: &Array2<T>) -> f64 {
 
 fn need_perms(perms: &[Permutation], n: usize) -> Result<()> {
     if perms.is_empty() {
-        return Err(Error::invalid("permutations", "none", "at least one permutation to check"));
+        return Err(Error::invalid(
+            "permutations",
+            "none",
+            "at least one permutation to check",
+        ));
     }
     if let Some(p) = perms.iter().find(|p| p.len() != n) {
-        return Err(Error::invalid("permutation", p, format!("a permutation of the {n} positions")));
+        return Err(Error::invalid(
+            "permutation",
+            p,
+            format!("a permutation of the {n} positions"),
+        ));
     }
     Ok(())
 }
@@ -260,7 +308,11 @@ fn need_perms(perms: &[Permutation], n: usize) -> Result<()> {
 ///
 /// # Errors
 /// `f` fails, or a permutation does not fit `H`.
-pub fn check_equivariance<T: Real, F>(f: F, h: ArrayView2<T>, perms: &[Permutation]) -> Result<CheckReport>
+pub fn check_equivariance<T: Real, F>(
+    f: F,
+    h: ArrayView2<T>,
+    perms: &[Permutation],
+) -> Result<CheckReport>
 where
     F: Fn(ArrayView2<T>) -> Result<Array2<T>>,
 {
@@ -280,7 +332,11 @@ where
 ///
 /// # Errors
 /// `f` fails, or a permutation does not fit `H`.
-pub fn check_invariance<T: Real, F>(f: F, h: ArrayView2<T>, perms: &[Permutation]) -> Result<CheckReport>
+pub fn check_invariance<T: Real, F>(
+    f: F,
+    h: ArrayView2<T>,
+    perms: &[Permutation],
+) -> Result<CheckReport>
 where
     F: Fn(ArrayView2<T>) -> Result<Array2<T>>,
 {
@@ -299,7 +355,11 @@ where
 ///
 /// # Errors
 /// `weights` fails or does not return an n × n matrix.
-pub fn check_weight_equivariance<T: Real, F>(weights: F, h: ArrayView2<T>, perms: &[Permutation]) -> Result<CheckReport>
+pub fn check_weight_equivariance<T: Real, F>(
+    weights: F,
+    h: ArrayView2<T>,
+    perms: &[Permutation],
+) -> Result<CheckReport>
 where
     F: Fn(ArrayView2<T>) -> Result<Array2<T>>,
 {
@@ -321,13 +381,24 @@ where
 ///
 /// # Errors
 /// `t` is 0 or ≥ n, a permutation does not have length t, or `f` fails.
-pub fn check_prefix_invariance<T: Real, F>(f: F, h: ArrayView2<T>, t: usize, perms: &[Permutation]) -> Result<CheckReport>
+pub fn check_prefix_invariance<T: Real, F>(
+    f: F,
+    h: ArrayView2<T>,
+    t: usize,
+    perms: &[Permutation],
+) -> Result<CheckReport>
 where
     F: Fn(ArrayView2<T>) -> Result<Array2<T>>,
 {
     let n = h.nrows();
     if t < 2 || t >= n {
-        return Err(Error::invalid("prefix length t", t, format!("2..{n} (at least two tokens to permute, and at least one position after them)")));
+        return Err(Error::invalid(
+            "prefix length t",
+            t,
+            format!(
+                "2..{n} (at least two tokens to permute, and at least one position after them)"
+            ),
+        ));
     }
     need_perms(perms, t)?;
     let base = f(h)?;
@@ -335,7 +406,12 @@ where
     for p in perms {
         let full = Permutation::new(p.as_slice().iter().copied().chain(t..n).collect())?;
         let out = f(full.apply_rows(h)?.view())?;
-        tr.add(&full, out.slice(ndarray::s![t.., ..]), base.slice(ndarray::s![t.., ..]), t)?;
+        tr.add(
+            &full,
+            out.slice(ndarray::s![t.., ..]),
+            base.slice(ndarray::s![t.., ..]),
+            t,
+        )?;
     }
     let tol = Tolerance::for_layer::<T>(n, h.ncols(), max_abs(&base));
     Ok(tr.finish::<T>(Property::PrefixInvariance, tol))
@@ -346,23 +422,41 @@ where
 ///
 /// # Errors
 /// `t` is 0 or ≥ n, `replacement` does not have n − t rows of H's width, or `f` fails.
-pub fn check_future_independence<T: Real, F>(f: F, h: ArrayView2<T>, t: usize, replacement: ArrayView2<T>) -> Result<CheckReport>
+pub fn check_future_independence<T: Real, F>(
+    f: F,
+    h: ArrayView2<T>,
+    t: usize,
+    replacement: ArrayView2<T>,
+) -> Result<CheckReport>
 where
     F: Fn(ArrayView2<T>) -> Result<Array2<T>>,
 {
     let n = h.nrows();
     if t == 0 || t >= n {
-        return Err(Error::invalid("cut position t", t, format!("1..{n} (positions before t are compared, positions from t on are changed)")));
+        return Err(Error::invalid(
+            "cut position t",
+            t,
+            format!("1..{n} (positions before t are compared, positions from t on are changed)"),
+        ));
     }
     if replacement.dim() != (n - t, h.ncols()) {
-        return Err(Error::shape("replacement rows", format!("{}×{}", n - t, h.ncols()), format!("{}×{}", replacement.nrows(), replacement.ncols())));
+        return Err(Error::shape(
+            "replacement rows",
+            format!("{}×{}", n - t, h.ncols()),
+            format!("{}×{}", replacement.nrows(), replacement.ncols()),
+        ));
     }
     let base = f(h)?;
     let mut changed = h.to_owned();
     changed.slice_mut(ndarray::s![t.., ..]).assign(&replacement);
     let out = f(changed.view())?;
     let mut tr = Tracker::new(n);
-    tr.add(&Permutation::identity(n), out.slice(ndarray::s![..t, ..]), base.slice(ndarray::s![..t, ..]), 0)?;
+    tr.add(
+        &Permutation::identity(n),
+        out.slice(ndarray::s![..t, ..]),
+        base.slice(ndarray::s![..t, ..]),
+        0,
+    )?;
     let tol = Tolerance::for_layer::<T>(n, h.ncols(), max_abs(&base));
     Ok(tr.finish::<T>(Property::FutureIndependence, tol))
 }

@@ -8,7 +8,7 @@ mod check;
 mod permutation;
 
 pub use check::{
-    check_equivariance, check_future_independence, check_invariance, check_prefix_invariance, check_weight_equivariance, compare, CheckReport, Diff, Property,
-    Tolerance, Worst,
+    check_equivariance, check_future_independence, check_invariance, check_prefix_invariance,
+    check_weight_equivariance, compare, CheckReport, Diff, Property, Tolerance, Worst,
 };
 pub use permutation::Permutation;

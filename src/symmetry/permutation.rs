@@ -20,12 +20,20 @@ impl Permutation {
     pub fn new(map: Vec<usize>) -> Result<Self> {
         let n = map.len();
         if n == 0 {
-            return Err(Error::invalid("permutation", "[]", "a non-empty list containing each of 0..n exactly once"));
+            return Err(Error::invalid(
+                "permutation",
+                "[]",
+                "a non-empty list containing each of 0..n exactly once",
+            ));
         }
         let mut seen = vec![false; n];
         for &i in &map {
             if i >= n || seen[i] {
-                return Err(Error::invalid("permutation", format!("{map:?}"), format!("each of 0..{} exactly once", n - 1)));
+                return Err(Error::invalid(
+                    "permutation",
+                    format!("{map:?}"),
+                    format!("each of 0..{} exactly once", n - 1),
+                ));
             }
             seen[i] = true;
         }
@@ -47,10 +55,28 @@ impl Permutation {
     pub fn parse(text: &str, n: usize) -> Result<Self> {
         let map: Vec<usize> = text
             .split(',')
-            .map(|s| s.trim().parse::<usize>().map_err(|_| Error::invalid("permutation", format!("{text:?}"), format!("comma-separated indices 0..{} like 2,0,3,1", n.saturating_sub(1)))))
+            .map(|s| {
+                s.trim().parse::<usize>().map_err(|_| {
+                    Error::invalid(
+                        "permutation",
+                        format!("{text:?}"),
+                        format!(
+                            "comma-separated indices 0..{} like 2,0,3,1",
+                            n.saturating_sub(1)
+                        ),
+                    )
+                })
+            })
             .collect::<Result<_>>()?;
         if map.len() != n {
-            return Err(Error::invalid("permutation", format!("{text:?} (length {})", map.len()), format!("a permutation of 0..{} (length {n}, the sequence length)", n.saturating_sub(1))));
+            return Err(Error::invalid(
+                "permutation",
+                format!("{text:?} (length {})", map.len()),
+                format!(
+                    "a permutation of 0..{} (length {n}, the sequence length)",
+                    n.saturating_sub(1)
+                ),
+            ));
         }
         Permutation::new(map)
     }
@@ -86,7 +112,11 @@ impl Permutation {
     /// `x` does not have `n` rows.
     pub fn apply_rows<T: Clone>(&self, x: ArrayView2<T>) -> Result<Array2<T>> {
         if x.nrows() != self.len() {
-            return Err(Error::shape("permutation of rows", format!("{} rows", self.len()), format!("{} rows", x.nrows())));
+            return Err(Error::shape(
+                "permutation of rows",
+                format!("{} rows", self.len()),
+                format!("{} rows", x.nrows()),
+            ));
         }
         Ok(x.select(Axis(0), &self.0))
     }
@@ -98,7 +128,11 @@ impl Permutation {
     /// `a` is not `n × n`.
     pub fn conjugate<T: Clone>(&self, a: ArrayView2<T>) -> Result<Array2<T>> {
         if a.dim() != (self.len(), self.len()) {
-            return Err(Error::shape("Π A Πᵀ", format!("{0}×{0}", self.len()), format!("{}×{}", a.nrows(), a.ncols())));
+            return Err(Error::shape(
+                "Π A Πᵀ",
+                format!("{0}×{0}", self.len()),
+                format!("{}×{}", a.nrows(), a.ncols()),
+            ));
         }
         Ok(a.select(Axis(0), &self.0).select(Axis(1), &self.0))
     }
@@ -111,7 +145,11 @@ impl Permutation {
     /// Different lengths.
     pub fn compose(&self, inner: &Permutation) -> Result<Permutation> {
         if self.len() != inner.len() {
-            return Err(Error::shape("permutation composition", format!("length {}", self.len()), format!("length {}", inner.len())));
+            return Err(Error::shape(
+                "permutation composition",
+                format!("length {}", self.len()),
+                format!("length {}", inner.len()),
+            ));
         }
         Ok(Permutation(self.0.iter().map(|&i| inner.0[i]).collect()))
     }
@@ -140,7 +178,11 @@ impl Permutation {
     /// `n = 0` or `n > 8` (8! = 40 320 is the most an exhaustive check enumerates).
     pub fn all(n: usize) -> Result<Vec<Permutation>> {
         if n == 0 || n > 8 {
-            return Err(Error::invalid("exhaustive check length", n, "1..=8 (n! permutations; use --samples K for longer sequences)"));
+            return Err(Error::invalid(
+                "exhaustive check length",
+                n,
+                "1..=8 (n! permutations; use --samples K for longer sequences)",
+            ));
         }
         let mut a: Vec<usize> = (0..n).collect();
         let mut out = vec![Permutation(a.clone())];
@@ -172,7 +214,11 @@ impl Permutation {
     /// `n = 0`, or `skip_identity` with `n = 1`.
     pub fn random(n: usize, k: usize, seed: u64, skip_identity: bool) -> Result<Vec<Permutation>> {
         if n == 0 || (skip_identity && n < 2) {
-            return Err(Error::invalid("sequence length for random permutations", n, "at least 2 (only the identity permutes one token)"));
+            return Err(Error::invalid(
+                "sequence length for random permutations",
+                n,
+                "at least 2 (only the identity permutes one token)",
+            ));
         }
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut out = Vec::with_capacity(k);
@@ -208,7 +254,10 @@ mod tests {
     fn acts_like_numpy_fancy_indexing() {
         let x = array![[0.0], [10.0], [20.0], [30.0]];
         let p = Permutation::parse("2,0,3,1", 4).unwrap();
-        assert_eq!(p.apply_rows(x.view()).unwrap(), array![[20.0], [0.0], [30.0], [10.0]]);
+        assert_eq!(
+            p.apply_rows(x.view()).unwrap(),
+            array![[20.0], [0.0], [30.0], [10.0]]
+        );
         assert_eq!(p.matrix().dot(&x), p.apply_rows(x.view()).unwrap());
     }
 
@@ -218,7 +267,11 @@ mod tests {
         let p = Permutation::new(vec![2, 0, 3, 1]).unwrap();
         let q = Permutation::new(vec![1, 3, 0, 2]).unwrap();
         let pq = p.compose(&q).unwrap();
-        assert_eq!(pq.apply_rows(x.view()).unwrap(), p.apply_rows(q.apply_rows(x.view()).unwrap().view()).unwrap());
+        assert_eq!(
+            pq.apply_rows(x.view()).unwrap(),
+            p.apply_rows(q.apply_rows(x.view()).unwrap().view())
+                .unwrap()
+        );
         assert!(p.inverse().compose(&p).unwrap().is_identity());
         assert!(p.compose(&p.inverse()).unwrap().is_identity());
     }
@@ -248,7 +301,10 @@ mod tests {
         for c in counts.values() {
             assert!((855..=1145).contains(c), "{counts:?}");
         }
-        assert!(Permutation::random(2, 50, 3, true).unwrap().iter().all(|p| !p.is_identity()));
+        assert!(Permutation::random(2, 50, 3, true)
+            .unwrap()
+            .iter()
+            .all(|p| !p.is_identity()));
         assert!(Permutation::random(1, 1, 3, true).is_err());
     }
 

@@ -1,0 +1,226 @@
+//! The core commands through the binary: seed 000's verified output and exercises, readouts,
+//! masks, and every bad input → one line on stderr and exit 2.
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use serde_json::Value;
+
+fn run(args: &[&str]) -> (i32, Value, String) {
+    let out = cargo_bin_cmd!("attnlab").args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let v = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (
+        out.status.code().unwrap_or(-1),
+        v,
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn seed_program_check_holds_at_round_off() {
+    let (code, v, _) = run(&[
+        "equivariance",
+        "--rng",
+        "numpy",
+        "--seed",
+        "0",
+        "--n",
+        "4",
+        "--dim",
+        "4",
+        "--perm",
+        "2,0,3,1",
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    for key in [
+        "holds",
+        "max_abs_error",
+        "max_rel_error",
+        "max_ulps",
+        "tolerance",
+        "margin",
+        "permutations_checked",
+        "worst",
+        "layer",
+        "pos",
+        "mask",
+        "dtype",
+        "seed",
+    ] {
+        assert!(!v[key].is_null(), "missing {key}");
+    }
+    assert_eq!(v["holds"], true);
+    assert_eq!(v["permutations_checked"], 1);
+    assert_eq!(v["worst"]["perm"], serde_json::json!([2, 0, 3, 1]));
+    // Round-off level: a few ulps of outputs of size ~4 (ulp(4) = 8.9e-16).
+    assert!(v["max_abs_error"].as_f64().unwrap() < 1e-14);
+    assert_eq!(v["controls"][0]["ok"], true);
+    assert_eq!(v["controls"][1]["ok"], true);
+    assert_eq!(v["diagnosis"]["conclusion"], "round-off");
+}
+
+#[test]
+fn exercise_1_any_seed_length_and_permutation() {
+    for (seed, n, perm) in [("7", "5", "4,3,2,1,0"), ("123", "3", "1,2,0")] {
+        let (code, v, _) = run(&[
+            "equivariance",
+            "--seed",
+            seed,
+            "--n",
+            n,
+            "--perm",
+            perm,
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{v}");
+    }
+    // Exhaustive over all 7! permutations, and random samples, in f32 as well.
+    let (code, v, _) = run(&[
+        "equivariance",
+        "--n",
+        "7",
+        "--exhaustive",
+        "--dtype",
+        "f32",
+        "--json",
+    ]);
+    assert_eq!((code, v["permutations_checked"].as_u64()), (0, Some(5040)));
+    let (code, v, _) = run(&["equivariance", "--n", "12", "--samples", "25", "--json"]);
+    assert_eq!((code, v["permutations_checked"].as_u64()), (0, Some(25)));
+}
+
+#[test]
+fn exercise_2_the_rnn_breaks_it_by_far() {
+    let (code, v, _) = run(&["equivariance", "--layer", "rnn", "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["holds"], false);
+    // Structural: the error is O(1) against a tolerance of ~1e-14.
+    assert!(v["margin"].as_f64().unwrap() > 1e6);
+    assert_eq!(v["diagnosis"]["conclusion"], "structural");
+}
+
+#[test]
+fn exercise_3_positions_and_the_causal_mask_break_it() {
+    for extra in [
+        ["--pos", "index"],
+        ["--pos", "sinusoidal"],
+        ["--pos", "learned"],
+        ["--pos", "rope"],
+        ["--mask", "causal"],
+    ] {
+        let mut args = vec!["equivariance", "--json"];
+        args.extend_from_slice(&extra);
+        let (code, v, _) = run(&args);
+        assert_eq!(code, 1, "{extra:?} should break the symmetry");
+        assert!(
+            v["margin"].as_f64().unwrap() > 1e6,
+            "{extra:?}: {}",
+            v["margin"]
+        );
+    }
+}
+
+#[test]
+fn readouts_mean_is_invariant_row_is_not() {
+    let (code, v, _) = run(&["equivariance", "--readout", "mean", "--json"]);
+    assert_eq!((code, v["property"].as_str()), (0, Some("invariance")));
+    let (code, _, _) = run(&["equivariance", "--readout", "row:0", "--json"]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn attend_from_text_uses_the_course_table() {
+    let (code, v, _) = run(&["attend", "--text", "A B", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["X"], serde_json::json!([[1.0, 0.0], [0.0, 1.0]]));
+    assert_eq!(v["tokens"], serde_json::json!(["A", "B"]));
+    let w: Vec<Vec<f64>> = serde_json::from_value(v["weights"].clone()).unwrap();
+    for row in w {
+        // Rows of a softmax sum to 1 within a couple of ulps.
+        assert!((row.iter().sum::<f64>() - 1.0).abs() < 4.0 * f64::EPSILON);
+    }
+    let (code, v, _) = run(&[
+        "attend", "--n", "6", "--dim", "8", "--heads", "2", "--mask", "causal", "--json",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(v["weights_per_head"].as_array().unwrap().len(), 2);
+    assert_eq!(v["weights"][0][1], 0.0, "causal: query 0 cannot see key 1");
+}
+
+#[test]
+fn embed_selects_rows_and_absorbs_basis_changes() {
+    let (code, v, _) = run(&["embed", "--text", "A B .", "--basis-change", "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(v["one_hot_times_E_equals_row"], true);
+    assert_eq!(
+        v["H"],
+        serde_json::json!([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
+    );
+    let cases = v["basis_change"]["cases"].as_array().unwrap();
+    assert_eq!(cases[0]["interface"], "linear");
+    assert_eq!(cases[0]["unchanged"], true);
+    assert!(cases[1..].iter().any(|c| c["unchanged"] == false));
+}
+
+#[test]
+fn bad_inputs_exit_2_with_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let nan = dir.path().join("nan.json");
+    std::fs::write(&nan, r#"{"Wq": [[1, 2], [3, "NaN"]]}"#).unwrap();
+    let nan_s = nan.to_str().unwrap();
+    let wrong = dir.path().join("wrong.json");
+    std::fs::write(&wrong, r#"{"Wq": [[1, 2, 3], [3, 4, 5]]}"#).unwrap();
+    let wrong_s = wrong.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["equivariance", "--perm", "0,0,1,2"], "permutation"),
+        (vec!["equivariance", "--perm", "1,0"], "length"),
+        (vec!["equivariance", "--perm", "a,b,c,d"], "permutation"),
+        (vec!["equivariance", "--n", "0"], "--n"),
+        (vec!["equivariance", "--dim", "0"], "--dim"),
+        (vec!["attend", "--text", "A B", "--dim", "3"], "--dim"),
+        (vec!["attend", "--text", "A C"], "\"C\""),
+        (vec!["attend", "--mask", "diagonal"], "diagonal"),
+        (vec!["attend", "--pos", "spiral"], "spiral"),
+        (vec!["attend", "--dtype", "f16"], "f16"),
+        (vec!["attend", "--blocks", nan_s], "non-finite"),
+        (vec!["attend", "--blocks", wrong_s, "--dim", "2"], "Wq"),
+        (
+            vec!["attend", "--blocks", "/nonexistent/blocks.json"],
+            "cannot read",
+        ),
+        (vec!["attend", "--heads", "3"], "--heads"),
+        (
+            vec!["attend", "--rng", "numpy", "--seed", "4294967296"],
+            "seed",
+        ),
+        (vec!["equivariance", "--readout", "row:9"], "readout"),
+        (vec!["equivariance", "--readout", "max"], "readout"),
+        (vec!["equivariance", "--samples", "0"], "--samples"),
+        (vec!["equivariance", "--n", "9", "--exhaustive"], "1..=8"),
+        (
+            vec!["equivariance", "--layer", "rnn", "--pos", "rope"],
+            "rope",
+        ),
+        (vec!["equivariance", "--index-scale", "inf"], "index-scale"),
+        (vec!["embed", "--text", "A Z"], "\"Z\""),
+        (vec!["embed", "--text", "   "], "text"),
+    ];
+    for (args, needle) in cases {
+        let out = cargo_bin_cmd!("attnlab").args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: {err:?} should mention {needle:?}"
+        );
+        assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+        assert!(out.stdout.is_empty(), "{args:?} printed to stdout");
+        if !err.starts_with("error: unexpected") && !err.contains("Usage:") {
+            assert_eq!(
+                err.trim_end().lines().count(),
+                1,
+                "{args:?}: {err:?} should be one line"
+            );
+        }
+    }
+}
