@@ -17,7 +17,11 @@ impl RopeConfig {
     /// The frequencies and attention factor the implementation computes at initialisation
     /// (`seq_len = None`) or for a given sequence length (dynamic NTK, LongRoPE long factors).
     pub fn frequencies(&self, _seq_len: Option<u64>) -> Result<RotaryFrequencies> {
-        Err(Error::invalid("config", "(not yet implemented)", "a later build"))
+        Err(Error::invalid(
+            "config",
+            "(not yet implemented)",
+            "a later build",
+        ))
     }
 }
 
@@ -28,7 +32,11 @@ pub fn load_config(path: &Path) -> Result<RopeConfig> {
 
 /// A built-in configuration typed from a well-known model's public `config.json`.
 pub fn preset(name: &str) -> Result<RopeConfig> {
-    Err(Error::invalid("preset", name, "a known preset (not yet implemented)"))
+    Err(Error::invalid(
+        "preset",
+        name,
+        "a known preset (not yet implemented)",
+    ))
 }
 
 /// The names of the built-in presets.

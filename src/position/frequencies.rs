@@ -42,17 +42,28 @@ impl Omega {
     /// `num == 0` or `den == 0` (ω must be non-zero and finite).
     pub fn pi_rational(num: i64, den: i64) -> Result<Omega> {
         if num == 0 || den == 0 {
-            return Err(Error::invalid("frequency", format!("pi*{num}/{den}"), "a non-zero, finite angle per position"));
+            return Err(Error::invalid(
+                "frequency",
+                format!("pi*{num}/{den}"),
+                "a non-zero, finite angle per position",
+            ));
         }
         let g = gcd(num, den);
         let s = if den < 0 { -1 } else { 1 };
-        Ok(Omega::PiRational { num: s * num / g, den: s * den / g })
+        Ok(Omega::PiRational {
+            num: s * num / g,
+            den: s * den / g,
+        })
     }
 
     /// A float frequency, rejected when zero or non-finite.
     pub fn float(value: f64) -> Result<Omega> {
         if value == 0.0 || !value.is_finite() {
-            return Err(Error::invalid("frequency", value, "a non-zero, finite angle per position"));
+            return Err(Error::invalid(
+                "frequency",
+                value,
+                "a non-zero, finite angle per position",
+            ));
         }
         Ok(Omega::Float { value })
     }
@@ -102,8 +113,19 @@ impl Omega {
     /// assert!(Omega::parse("0").is_err());
     /// ```
     pub fn parse(text: &str) -> Result<Omega> {
-        let bad = |why: &str| Error::invalid("frequency", format!("{text:?}"), format!("{why}; write e.g. pi/2, 2*pi/7, 0.25 or pi*3/8"));
-        let s: String = text.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_lowercase().replace('π', "pi");
+        let bad = |why: &str| {
+            Error::invalid(
+                "frequency",
+                format!("{text:?}"),
+                format!("{why}; write e.g. pi/2, 2*pi/7, 0.25 or pi*3/8"),
+            )
+        };
+        let s: String = text
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase()
+            .replace('π', "pi");
         if s.is_empty() {
             return Err(bad("empty expression"));
         }
@@ -138,12 +160,18 @@ impl Omega {
             };
             if has_pi {
                 pi_power += if div { -1 } else { 1 };
-                value = if div { value / std::f64::consts::PI } else { value * std::f64::consts::PI };
+                value = if div {
+                    value / std::f64::consts::PI
+                } else {
+                    value * std::f64::consts::PI
+                };
             }
             if coef.is_empty() {
                 continue;
             }
-            let x: f64 = coef.parse().map_err(|_| bad(&format!("{coef:?} is not a number")))?;
+            let x: f64 = coef
+                .parse()
+                .map_err(|_| bad(&format!("{coef:?} is not a number")))?;
             if !x.is_finite() {
                 return Err(bad("factors must be finite"));
             }
@@ -161,9 +189,18 @@ impl Omega {
             }
         }
         if value == 0.0 || !value.is_finite() {
-            return Err(Error::invalid("frequency", format!("{text:?}"), "a non-zero, finite angle per position"));
+            return Err(Error::invalid(
+                "frequency",
+                format!("{text:?}"),
+                "a non-zero, finite angle per position",
+            ));
         }
-        if exact && pi_power == 1 && den != 0 && i64::try_from(num).is_ok() && i64::try_from(den).is_ok() {
+        if exact
+            && pi_power == 1
+            && den != 0
+            && i64::try_from(num).is_ok()
+            && i64::try_from(den).is_ok()
+        {
             return Omega::pi_rational(num as i64, den as i64);
         }
         Omega::float(value)
@@ -183,9 +220,17 @@ impl Omega {
 
 /// Parses a comma-separated list of frequency expressions (`pi/2,pi/3`).
 pub fn parse_omega_list(text: &str) -> Result<Vec<Omega>> {
-    let list: Vec<Omega> = text.split(',').filter(|s| !s.trim().is_empty()).map(Omega::parse).collect::<Result<_>>()?;
+    let list: Vec<Omega> = text
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(Omega::parse)
+        .collect::<Result<_>>()?;
     if list.is_empty() {
-        return Err(Error::invalid("frequency list", format!("{text:?}"), "one or more expressions separated by commas, e.g. pi/2,pi/3"));
+        return Err(Error::invalid(
+            "frequency list",
+            format!("{text:?}"),
+            "one or more expressions separated by commas, e.g. pi/2,pi/3",
+        ));
     }
     Ok(list)
 }
@@ -248,14 +293,26 @@ impl RotaryFrequencies {
     /// base ≤ 1 or not finite; dim odd or zero.
     pub fn from_base(base: f64, dim: usize) -> Result<Self> {
         if !(base.is_finite() && base > 1.0) {
-            return Err(Error::invalid("base", base, "a finite number > 1 (e.g. 10000)"));
+            return Err(Error::invalid(
+                "base",
+                base,
+                "a finite number > 1 (e.g. 10000)",
+            ));
         }
         if dim == 0 || dim % 2 != 0 {
-            return Err(Error::invalid("rotary dimension", dim, "an even number ≥ 2 (each plane rotates a pair of coordinates)"));
+            return Err(Error::invalid(
+                "rotary dimension",
+                dim,
+                "an even number ≥ 2 (each plane rotates a pair of coordinates)",
+            ));
         }
-        let inv_freq = (0..dim / 2).map(|k| base.powf(-(2.0 * k as f64) / dim as f64)).collect();
+        let inv_freq = (0..dim / 2)
+            .map(|k| base.powf(-(2.0 * k as f64) / dim as f64))
+            .collect();
         let b32 = base as f32;
-        let inv_freq_f32 = (0..dim / 2).map(|k| 1.0f32 / b32.powf((2 * k) as f32 / dim as f32)).collect();
+        let inv_freq_f32 = (0..dim / 2)
+            .map(|k| 1.0f32 / b32.powf((2 * k) as f32 / dim as f32))
+            .collect();
         Ok(RotaryFrequencies {
             inv_freq,
             inv_freq_f32,
@@ -279,7 +336,11 @@ impl RotaryFrequencies {
             attention_factor: 1.0,
             base: None,
             context: None,
-            source: omegas.iter().map(|o| o.label()).collect::<Vec<_>>().join(","),
+            source: omegas
+                .iter()
+                .map(|o| o.label())
+                .collect::<Vec<_>>()
+                .join(","),
         }
     }
 }
@@ -291,13 +352,31 @@ mod tests {
 
     #[test]
     fn parses_the_contract_examples() {
-        assert_eq!(Omega::parse("pi/2").unwrap(), Omega::PiRational { num: 1, den: 2 });
-        assert_eq!(Omega::parse("2*pi/7").unwrap(), Omega::PiRational { num: 2, den: 7 });
-        assert_eq!(Omega::parse("pi*3/8").unwrap(), Omega::PiRational { num: 3, den: 8 });
-        assert_eq!(Omega::parse("3pi/4").unwrap(), Omega::PiRational { num: 3, den: 4 });
-        assert_eq!(Omega::parse("4*pi/8").unwrap(), Omega::PiRational { num: 1, den: 2 });
+        assert_eq!(
+            Omega::parse("pi/2").unwrap(),
+            Omega::PiRational { num: 1, den: 2 }
+        );
+        assert_eq!(
+            Omega::parse("2*pi/7").unwrap(),
+            Omega::PiRational { num: 2, den: 7 }
+        );
+        assert_eq!(
+            Omega::parse("pi*3/8").unwrap(),
+            Omega::PiRational { num: 3, den: 8 }
+        );
+        assert_eq!(
+            Omega::parse("3pi/4").unwrap(),
+            Omega::PiRational { num: 3, den: 4 }
+        );
+        assert_eq!(
+            Omega::parse("4*pi/8").unwrap(),
+            Omega::PiRational { num: 1, den: 2 }
+        );
         assert_eq!(Omega::parse("0.25").unwrap(), Omega::Float { value: 0.25 });
-        assert_eq!(Omega::parse("pi*0.5").unwrap(), Omega::Float { value: PI * 0.5 });
+        assert_eq!(
+            Omega::parse("pi*0.5").unwrap(),
+            Omega::Float { value: PI * 0.5 }
+        );
         for bad in ["", "0", "pi*0", "pi/0", "x", "pi/", "inf", "nan", "1/0"] {
             assert!(Omega::parse(bad).is_err(), "{bad:?} should be rejected");
         }
