@@ -9,6 +9,9 @@ use serde::Serialize;
 
 use crate::{Error, Result};
 
+mod scaling;
+pub use scaling::{attention_factor, yarn_correction_range, yarn_get_mscale, RopeScaling};
+
 /// One rotation frequency (radians per position).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -283,6 +286,13 @@ pub struct RotaryFrequencies {
     pub context: Option<u64>,
     /// Human-readable description of where the set came from.
     pub source: String,
+    /// The Hugging Face rope type the set was computed for (`default`, `linear`, `dynamic`,
+    /// `yarn`, `longrope`, `llama3`), or `explicit` / `base` for sets not read from a config.
+    pub rope_type: String,
+    /// A multiplier of the softmax scale 1/√d that the model applies *in attention* (not to
+    /// cos/sin): DeepSeek-V2/V3 with YaRN use mscale² with mscale = 0.1·mscale_all_dim·ln(factor)+1.
+    /// `None` for families that apply no such multiplier.
+    pub softmax_scale_multiplier: Option<f64>,
 }
 
 impl RotaryFrequencies {
@@ -299,7 +309,7 @@ impl RotaryFrequencies {
                 "a finite number > 1 (e.g. 10000)",
             ));
         }
-        if dim == 0 || dim % 2 != 0 {
+        if dim == 0 || !dim.is_multiple_of(2) {
             return Err(Error::invalid(
                 "rotary dimension",
                 dim,
@@ -322,6 +332,8 @@ impl RotaryFrequencies {
             base: Some(base),
             context: None,
             source: format!("base {base}, dim {dim}"),
+            rope_type: "base".into(),
+            softmax_scale_multiplier: None,
         })
     }
 
@@ -341,6 +353,8 @@ impl RotaryFrequencies {
                 .map(|o| o.label())
                 .collect::<Vec<_>>()
                 .join(","),
+            rope_type: "explicit".into(),
+            softmax_scale_multiplier: None,
         }
     }
 }

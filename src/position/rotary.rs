@@ -89,7 +89,7 @@ pub fn layout_permutation(d: usize) -> Result<Vec<usize>> {
 }
 
 fn check_even(what: &str, d: usize) -> Result<()> {
-    if d == 0 || d % 2 != 0 {
+    if d == 0 || !d.is_multiple_of(2) {
         return Err(Error::invalid(
             what,
             d,
