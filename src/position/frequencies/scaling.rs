@@ -241,6 +241,8 @@ fn inv_freq_in<T: Real>(
                     let smooth = (one / wavelen * c::<T>(old) - c::<T>(*low_freq_factor))
                         / c::<T>(high_freq_factor - low_freq_factor);
                     let smoothed = (one - smooth) * inv_l / f + smooth * inv_l;
+                    // torch's `~(w < high_wl) * ~(w > low_wl)`, negations kept as written.
+                    #[allow(clippy::neg_cmp_op_on_partial_ord)]
                     let medium = !(wavelen < c::<T>(high_wl)) && !(wavelen > c::<T>(low_wl));
                     if medium {
                         smoothed
