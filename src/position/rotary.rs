@@ -13,7 +13,7 @@
 use ndarray::{Array2, ArrayView2};
 use serde::Serialize;
 
-use crate::position::frequencies::{reduce_angle, RotaryFrequencies};
+use crate::position::frequencies::{reduce_angle, Omega, RotaryFrequencies};
 use crate::{Error, Real, Result};
 
 /// Which coordinates of a head are paired into one rotation plane.
@@ -281,6 +281,77 @@ impl Rotary {
     }
 }
 
+/// The positional part of a rotary score at one separation (see [`aligned_scores`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SeparationScore {
+    /// s = j − i.
+    pub separation: u64,
+    /// cos(s·ω_k) for each frequency, in the order given.
+    pub scores: Vec<f64>,
+    /// The mean of `scores`.
+    pub mean: f64,
+}
+
+/// Largest `max_sep` [`aligned_scores`] accepts (the result has one row per separation).
+pub const MAX_SEPARATIONS: u64 = 1_000_000;
+
+/// The positional contribution to a rotary score for aligned unit vectors, per separation
+/// `s = 0..=max_sep`.
+///
+/// With q = k = u a unit vector lying in plane k, `(R(iω)u)ᵀ(R(jω)u) = uᵀR((j−i)ω)u = cos(s·ω_k)`.
+/// With u spread evenly over P planes (weight 1/√P in the first coordinate of each), the score is
+/// the mean of the cosines, `(1/P)·Σ_k cos(s·ω_k)`. Cosines come from [`Omega::cos_at`]: exact
+/// phase reduction for rational multiples of π (so ω = π/2 gives exactly 1, 0, −1, 0, 1).
+///
+/// ```
+/// use attnlab::position::{frequencies::Omega, rotary::aligned_scores};
+/// let rows = aligned_scores(&[Omega::parse("pi/2").unwrap()], 4).unwrap();
+/// let means: Vec<f64> = rows.iter().map(|r| r.mean).collect();
+/// assert_eq!(means, vec![1.0, 0.0, -1.0, 0.0, 1.0]);
+/// ```
+///
+/// # Errors
+/// No frequencies; `max_sep` of 0 (nothing beyond the trivial s = 0) or above [`MAX_SEPARATIONS`].
+pub fn aligned_scores(omegas: &[Omega], max_sep: u64) -> Result<Vec<SeparationScore>> {
+    if omegas.is_empty() {
+        return Err(Error::invalid(
+            "frequency list",
+            "(empty)",
+            "one or more frequencies",
+        ));
+    }
+    if max_sep == 0 || max_sep > MAX_SEPARATIONS {
+        return Err(Error::invalid(
+            "max separation",
+            max_sep,
+            format!("an integer in 1..={MAX_SEPARATIONS}"),
+        ));
+    }
+    Ok((0..=max_sep)
+        .map(|s| {
+            let scores: Vec<f64> = omegas.iter().map(|w| w.cos_at(s as i64)).collect();
+            let mean = scores.iter().sum::<f64>() / scores.len() as f64;
+            SeparationScore {
+                separation: s,
+                scores,
+                mean,
+            }
+        })
+        .collect())
+}
+
+/// The separations s > 0 whose mean score equals the s = 0 score within `tol` (absolute):
+/// where the positional signal cannot tell s from 0.
+pub fn equal_to_zero_separation(rows: &[SeparationScore], tol: f64) -> Vec<u64> {
+    let Some(first) = rows.iter().find(|r| r.separation == 0) else {
+        return Vec::new();
+    };
+    rows.iter()
+        .filter(|r| r.separation > 0 && (r.mean - first.mean).abs() <= tol)
+        .map(|r| r.separation)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,6 +515,40 @@ mod tests {
             "mixed layouts should not be translation invariant: {mixed:?}"
         );
         assert!((mixed.0 - score(&inter, &inter, 3, 5)).abs() > 1e-3);
+    }
+
+    #[test]
+    fn aligned_scores_match_the_seed_and_the_rotation() {
+        let w = Omega::parse("pi/2").unwrap();
+        let rows = aligned_scores(&[w], 8).unwrap();
+        assert_eq!(
+            rows.iter().map(|r| r.mean).collect::<Vec<_>>(),
+            vec![1.0, 0.0, -1.0, 0.0, 1.0, 0.0, -1.0, 0.0, 1.0]
+        );
+        assert_eq!(equal_to_zero_separation(&rows, 1e-12), vec![4, 8]);
+        // Several frequencies: the mean; {π/2, π/3} first returns to 1 at lcm(4, 6) = 12.
+        let two = [w, Omega::parse("pi/3").unwrap()];
+        let rows = aligned_scores(&two, 12).unwrap();
+        assert_eq!(equal_to_zero_separation(&rows, 1e-12), vec![12]);
+        assert!((rows[1].mean - 0.25).abs() < 1e-15, "(0 + 1/2)/2");
+        // The same numbers from actually rotating aligned unit vectors (4 dims, both planes):
+        // u = (1, 0, 1, 0)/√2 interleaved; score (R(iω)u)·(R(jω)u) with j − i = s.
+        let r = Rotary::new(two.iter().map(|o| o.value()).collect(), Layout::Interleaved);
+        let h = std::f64::consts::FRAC_1_SQRT_2;
+        let u = ndarray::array![[h, 0.0, h, 0.0]];
+        for row in &rows {
+            let a = r.apply(u.view(), &[3]).unwrap();
+            let b = r.apply(u.view(), &[3 + row.separation as i64]).unwrap();
+            let dot = a.row(0).dot(&b.row(0));
+            assert!(
+                (dot - row.mean).abs() < 1e-14,
+                "s={}: {dot} vs {}",
+                row.separation,
+                row.mean
+            );
+        }
+        assert!(aligned_scores(&[w], 0).is_err());
+        assert!(aligned_scores(&[], 3).is_err());
     }
 
     #[test]
