@@ -153,3 +153,35 @@ fn committed_vectors_equal_a_fresh_run_of_the_generator() {
     );
     assert_eq!(fresh["versions"], committed["versions"]);
 }
+
+#[test]
+fn every_preset_is_one_of_the_cross_checked_configs() {
+    // The presets are typed in src/config.rs and again in the generator script; each preset's
+    // fields must equal one vector case's config exactly, so every preset is checked against
+    // transformers by the test above (and a typo in either copy fails here).
+    let doc = vectors();
+    let cases = doc["cases"].as_array().unwrap();
+    for name in attnlab::config::preset_names() {
+        let p = attnlab::config::preset(name).unwrap();
+        let case = cases
+            .iter()
+            .find(|c| c["config"] == p.raw && c["seq_len"].is_null());
+        let case = case
+            .unwrap_or_else(|| panic!("preset {name} has no vector case with identical fields"));
+        let f = p.frequencies(None).unwrap();
+        let bits: Vec<u32> = f.inv_freq_f32.iter().map(|v| v.to_bits()).collect();
+        let hf: Vec<u32> = case["inv_freq_f32_bits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| u32::from_str_radix(b.as_str().unwrap(), 16).unwrap())
+            .collect();
+        assert_eq!(bits.len(), hf.len(), "{name}");
+        for (a, b) in bits.iter().zip(&hf) {
+            assert!(
+                f32::ulps_between(f32::from_bits(*a), f32::from_bits(*b)) <= 1,
+                "{name}"
+            );
+        }
+    }
+}

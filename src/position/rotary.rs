@@ -48,6 +48,25 @@ impl Layout {
             .collect()
     }
 
+    /// Parses `interleaved` (also `gptj`, `adjacent`) or `half-split` (also `half_split`,
+    /// `neox`, `rotate-half`).
+    ///
+    /// # Errors
+    /// Any other name.
+    pub fn parse(text: &str) -> Result<Layout> {
+        match text.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+            "interleaved" | "gptj" | "gpt-j" | "adjacent" => Ok(Layout::Interleaved),
+            "half-split" | "halfsplit" | "neox" | "gpt-neox" | "rotate-half" => {
+                Ok(Layout::HalfSplit)
+            }
+            _ => Err(Error::invalid(
+                "rotary layout",
+                text,
+                "interleaved (GPT-J, Meta Llama) or half-split (GPT-NeoX, HF Llama)",
+            )),
+        }
+    }
+
     /// The name as the CLI spells it (`interleaved`, `half-split`).
     pub fn name(self) -> &'static str {
         match self {
@@ -549,6 +568,18 @@ mod tests {
         }
         assert!(aligned_scores(&[w], 0).is_err());
         assert!(aligned_scores(&[], 3).is_err());
+    }
+
+    #[test]
+    fn layout_names_round_trip() {
+        for l in [Layout::Interleaved, Layout::HalfSplit] {
+            assert_eq!(Layout::parse(l.name()).unwrap(), l);
+        }
+        assert_eq!(Layout::parse("NeoX").unwrap(), Layout::HalfSplit);
+        assert!(Layout::parse("diagonal")
+            .unwrap_err()
+            .to_string()
+            .contains("diagonal"));
     }
 
     #[test]
