@@ -302,6 +302,9 @@ impl RopeConfig {
             notes.push(format!(
                 "{mt}: only qk_rope_head_dim = {d} dimensions of each q/k head rotate"
             ));
+            if boolean(top, "rope_interleave")?.unwrap_or(true) {
+                notes.push(format!("{mt}: rope_interleave (default true): checkpoint rope dims are stored interleaved; transformers de-interleaves them and rotates half-split"));
+            }
             d
         } else {
             match uint(top, "head_dim")? {
@@ -399,6 +402,14 @@ impl RopeConfig {
                         m as f64 / orig as f64
                     }
                 };
+                if let Some(m) = max_pos {
+                    let implied = m as f64 / orig as f64;
+                    if implied != factor && implied != 1.0 {
+                        notes.push(format!(
+                            "yarn factor {factor} differs from max_position_embeddings / original = {m}/{orig} = {implied}; the explicit factor is used (as transformers 5.x does)"
+                        ));
+                    }
+                }
                 RopeScaling::Yarn {
                     factor,
                     original_max_position_embeddings: orig,
