@@ -40,37 +40,18 @@ pub enum Error {
 
 impl Error {
     /// Shorthand for [`Error::Invalid`].
-    pub fn invalid(
-        what: impl Into<String>,
-        value: impl ToString,
-        expected: impl Into<String>,
-    ) -> Self {
-        Error::Invalid {
-            what: what.into(),
-            value: value.to_string(),
-            expected: expected.into(),
-        }
+    pub fn invalid(what: impl Into<String>, value: impl ToString, expected: impl Into<String>) -> Self {
+        Error::Invalid { what: what.into(), value: value.to_string(), expected: expected.into() }
     }
 
     /// Shorthand for [`Error::Shape`].
-    pub fn shape(
-        op: impl Into<String>,
-        expected: impl Into<String>,
-        got: impl Into<String>,
-    ) -> Self {
-        Error::Shape {
-            op: op.into(),
-            expected: expected.into(),
-            got: got.into(),
-        }
+    pub fn shape(op: impl Into<String>, expected: impl Into<String>, got: impl Into<String>) -> Self {
+        Error::Shape { op: op.into(), expected: expected.into(), got: got.into() }
     }
 
     /// Shorthand for [`Error::Io`].
     pub fn io(path: impl AsRef<std::path::Path>, reason: impl ToString) -> Self {
-        Error::Io {
-            path: path.as_ref().display().to_string(),
-            reason: reason.to_string(),
-        }
+        Error::Io { path: path.as_ref().display().to_string(), reason: reason.to_string() }
     }
 }
 

@@ -98,9 +98,7 @@ impl_real!(f64, "f64", u64, i64);
 
 /// A floating-point precision: the two a layer runs in, and the two half precisions that real
 /// rotary caches are cast to.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Dtype {
     /// IEEE binary64, 53-bit significand.
@@ -165,11 +163,7 @@ impl Dtype {
             "f32" | "float32" | "float" => Ok(Dtype::F32),
             "bf16" | "bfloat16" => Ok(Dtype::Bf16),
             "f16" | "float16" | "half" => Ok(Dtype::F16),
-            _ => Err(crate::Error::invalid(
-                "dtype",
-                s,
-                "one of f64, f32, bf16, f16",
-            )),
+            _ => Err(crate::Error::invalid("dtype", s, "one of f64, f32, bf16, f16")),
         }
     }
 }

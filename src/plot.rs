@@ -80,11 +80,7 @@ fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
         }
         (lo / 1.2, hi * 1.2)
     } else {
-        let pad = if hi > lo {
-            0.05 * (hi - lo)
-        } else {
-            lo.abs().max(1.0) * 0.5
-        };
+        let pad = if hi > lo { 0.05 * (hi - lo) } else { lo.abs().max(1.0) * 0.5 };
         (lo - pad, hi + pad)
     }
 }
@@ -95,24 +91,9 @@ fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
 /// The file cannot be written.
 pub fn line_chart(path: &Path, chart: &LineChart) -> Result<()> {
     ensure_parent(path)?;
-    let pts = || {
-        chart
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().copied())
-            .filter(|&p| keep(chart, p))
-    };
+    let pts = || chart.series.iter().flat_map(|s| s.points.iter().copied()).filter(|&p| keep(chart, p));
     let (x0, x1) = range(pts().map(|p| p.0), chart.log_x);
-    let (y0, y1) = range(
-        pts().map(|p| p.1).chain(
-            chart
-                .h_lines
-                .iter()
-                .map(|h| h.0)
-                .filter(|v| !chart.log_y || *v > 0.0),
-        ),
-        chart.log_y,
-    );
+    let (y0, y1) = range(pts().map(|p| p.1).chain(chart.h_lines.iter().map(|h| h.0).filter(|v| !chart.log_y || *v > 0.0)), chart.log_y);
     let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| plot_err(path, e))?;
     macro_rules! draw {
@@ -132,35 +113,22 @@ pub fn line_chart(path: &Path, chart: &LineChart) -> Result<()> {
                 .map_err(|e| plot_err(path, e))?;
             for (i, s) in chart.series.iter().enumerate() {
                 let color = PALETTE[i % PALETTE.len()];
-                let p: Vec<(f64, f64)> = s
-                    .points
-                    .iter()
-                    .copied()
-                    .filter(|&p| keep(chart, p))
-                    .collect();
+                let p: Vec<(f64, f64)> = s.points.iter().copied().filter(|&p| keep(chart, p)).collect();
                 c.draw_series(LineSeries::new(p.clone(), color.stroke_width(2)))
                     .map_err(|e| plot_err(path, e))?
                     .label(s.name.as_str())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                    });
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
                 if s.markers {
-                    c.draw_series(p.iter().map(|&q| Circle::new(q, 3, color.filled())))
-                        .map_err(|e| plot_err(path, e))?;
+                    c.draw_series(p.iter().map(|&q| Circle::new(q, 3, color.filled()))).map_err(|e| plot_err(path, e))?;
                 }
             }
             for (j, (v, label)) in chart.h_lines.iter().enumerate() {
                 let color = RGBColor(120, 120, 120);
                 let _ = j;
-                c.draw_series(LineSeries::new(
-                    vec![(x0, *v), (x1, *v)],
-                    color.stroke_width(1),
-                ))
-                .map_err(|e| plot_err(path, e))?
-                .label(label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(1))
-                });
+                c.draw_series(LineSeries::new(vec![(x0, *v), (x1, *v)], color.stroke_width(1)))
+                    .map_err(|e| plot_err(path, e))?
+                    .label(label.as_str())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(1)));
             }
             c.configure_series_labels()
                 .background_style(WHITE.mix(0.85))
@@ -184,22 +152,10 @@ pub fn line_chart(path: &Path, chart: &LineChart) -> Result<()> {
 ///
 /// # Errors
 /// The file cannot be written.
-pub fn heatmap(
-    path: &Path,
-    title: &str,
-    values: &ndarray::Array2<f64>,
-    x_label: &str,
-    y_label: &str,
-) -> Result<()> {
+pub fn heatmap(path: &Path, title: &str, values: &ndarray::Array2<f64>, x_label: &str, y_label: &str) -> Result<()> {
     ensure_parent(path)?;
     let (rows, cols) = values.dim();
-    let vmax = values
-        .iter()
-        .fold(
-            0.0f64,
-            |m, v| if v.is_finite() { m.max(v.abs()) } else { m },
-        )
-        .max(f64::MIN_POSITIVE);
+    let vmax = values.iter().fold(0.0f64, |m, v| if v.is_finite() { m.max(v.abs()) } else { m }).max(f64::MIN_POSITIVE);
     let root = SVGBackend::new(path, (640, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| plot_err(path, e))?;
     let mut c = ChartBuilder::on(&root)
@@ -227,10 +183,7 @@ pub fn heatmap(
     c.draw_series(values.indexed_iter().map(|((r, col), &v)| {
         let rr = rows - 1 - r;
         Rectangle::new(
-            [
-                (col, SegmentValue::Exact(rr)),
-                (col + 1, SegmentValue::Exact(rr + 1)),
-            ],
+            [(col, SegmentValue::Exact(rr)), (col + 1, SegmentValue::Exact(rr + 1))],
             color(v).filled(),
         )
     }))
@@ -251,13 +204,7 @@ mod tests {
             title: "cos(s·π/2)".into(),
             x_label: "separation".into(),
             y_label: "score".into(),
-            series: vec![Series {
-                name: "ω = π/2".into(),
-                points: (0..5)
-                    .map(|s| (s as f64, (s as f64 * std::f64::consts::FRAC_PI_2).cos()))
-                    .collect(),
-                markers: true,
-            }],
+            series: vec![Series { name: "ω = π/2".into(), points: (0..5).map(|s| (s as f64, (s as f64 * std::f64::consts::FRAC_PI_2).cos())).collect(), markers: true }],
             h_lines: vec![(0.0, "zero".into())],
             ..Default::default()
         };
@@ -265,14 +212,7 @@ mod tests {
         let svg = std::fs::read_to_string(&path).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("separation") && svg.contains("ω = π/2"));
         let hm = dir.path().join("hm.svg");
-        heatmap(
-            &hm,
-            "weights",
-            &ndarray::array![[1.0, -0.5], [0.0, 0.25]],
-            "key",
-            "query",
-        )
-        .unwrap();
+        heatmap(&hm, "weights", &ndarray::array![[1.0, -0.5], [0.0, 0.25]], "key", "query").unwrap();
         assert!(std::fs::read_to_string(&hm).unwrap().contains("<rect"));
     }
 }
