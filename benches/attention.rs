@@ -12,11 +12,21 @@ fn bench_dtype<T: Real>(c: &mut Criterion) {
     for &(n, d) in &[(64usize, 64usize), (256, 64), (1024, 128), (4096, 128)] {
         let mut g = StdGaussian::new(0);
         let cast = |a: ndarray::Array2<f64>| a.mapv(T::from_f64);
-        let layer = Attention::single(cast(g.randn(d, d)), cast(g.randn(d, d)), cast(g.randn(d, d)), Mask::None).unwrap();
+        let layer = Attention::single(
+            cast(g.randn(d, d)),
+            cast(g.randn(d, d)),
+            cast(g.randn(d, d)),
+            Mask::None,
+        )
+        .unwrap();
         let x = cast(g.randn(n, d));
         // Work: 3 projections (2·n·d² flops each) + scores and weights·V (2·n²·d each).
         group.throughput(Throughput::Elements((6 * n * d * d + 4 * n * n * d) as u64));
-        group.bench_with_input(BenchmarkId::from_parameter(format!("n{n}_d{d}")), &x, |b, x| b.iter(|| layer.forward(x.view()).unwrap()));
+        group.bench_with_input(
+            BenchmarkId::from_parameter(format!("n{n}_d{d}")),
+            &x,
+            |b, x| b.iter(|| layer.forward(x.view()).unwrap()),
+        );
     }
     group.finish();
 }

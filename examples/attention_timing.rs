@@ -13,7 +13,13 @@ use attnlab::Real;
 fn time<T: Real>(n: usize, d: usize, reps: usize) -> f64 {
     let mut g = StdGaussian::new(0);
     let cast = |a: ndarray::Array2<f64>| a.mapv(T::from_f64);
-    let layer = Attention::single(cast(g.randn(d, d)), cast(g.randn(d, d)), cast(g.randn(d, d)), Mask::None).expect("valid shapes");
+    let layer = Attention::single(
+        cast(g.randn(d, d)),
+        cast(g.randn(d, d)),
+        cast(g.randn(d, d)),
+        Mask::None,
+    )
+    .expect("valid shapes");
     let x = cast(g.randn(n, d));
     let _warm = layer.forward(x.view()).expect("forward");
     let mut times: Vec<f64> = (0..reps)
@@ -48,5 +54,8 @@ fn main() {
             std::process::exit(2)
         }
     };
-    println!("{{\"n\": {n}, \"d\": {d}, \"dtype\": \"{}\", \"median_s\": {median}}}", args[2]);
+    println!(
+        "{{\"n\": {n}, \"d\": {d}, \"dtype\": \"{}\", \"median_s\": {median}}}",
+        args[2]
+    );
 }

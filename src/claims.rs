@@ -79,7 +79,12 @@ pub struct Claim {
 }
 
 fn ev(err: f64, tol: f64, details: String) -> Evidence {
-    Evidence { max_abs_error: err, tolerance: tol, margin: if err == 0.0 { 0.0 } else { err / tol }, details }
+    Evidence {
+        max_abs_error: err,
+        tolerance: tol,
+        margin: if err == 0.0 { 0.0 } else { err / tol },
+        details,
+    }
 }
 
 fn status(holds: bool, exact: bool) -> String {
@@ -91,12 +96,23 @@ fn status(holds: bool, exact: bool) -> String {
 }
 
 fn inputs(text: Option<&str>, n: usize, d: usize, seed: u64) -> Result<Inputs> {
-    InputSpec { n: text.map_or(Some(n), |_| None), dim: text.map_or(Some(d), |_| None), text: text.map(str::to_string), seed, ..InputSpec::default() }.build()
+    InputSpec {
+        n: text.map_or(Some(n), |_| None),
+        dim: text.map_or(Some(d), |_| None),
+        text: text.map(str::to_string),
+        seed,
+        ..InputSpec::default()
+    }
+    .build()
 }
 
 fn attention_spec(fault: Fault) -> LayerSpec {
     if fault == Fault::Attention {
-        LayerSpec { pos: PosKind::Index, index_scale: 0.5, ..LayerSpec::default() }
+        LayerSpec {
+            pos: PosKind::Index,
+            index_scale: 0.5,
+            ..LayerSpec::default()
+        }
     } else {
         LayerSpec::default()
     }
@@ -106,9 +122,17 @@ fn claim_one_hot(fault: Fault) -> Result<Claim> {
     let e = Embedding::example();
     let mut err = 0.0f64;
     for id in 0..e.vocab() {
-        let row = if fault == Fault::OneHot { (id + 1) % e.vocab() } else { id };
+        let row = if fault == Fault::OneHot {
+            (id + 1) % e.vocab()
+        } else {
+            id
+        };
         let prod = e.one_hot_product(row)?;
-        err = err.max((&prod - &e.table().row(id)).iter().fold(0.0, |m, v: &f64| m.max(v.abs())));
+        err = err.max(
+            (&prod - &e.table().row(id))
+                .iter()
+                .fold(0.0, |m, v: &f64| m.max(v.abs())),
+        );
     }
     let holds = err == 0.0;
     Ok(Claim {
@@ -203,7 +227,12 @@ fn claim_rope(fault: Fault) -> Result<Claim> {
         let krel = rot.apply(k.view(), &[j - i])?;
         let rhs = q.row(0).dot(&krel.row(0));
         err = err.max((lhs - rhs).abs());
-        scale = scale.max(q.iter().zip(k.iter()).map(|(a, b)| (a * b).abs()).sum::<f64>());
+        scale = scale.max(
+            q.iter()
+                .zip(k.iter())
+                .map(|(a, b)| (a * b).abs())
+                .sum::<f64>(),
+        );
     }
     // Each side: cos/sin of exactly reduced angles (≤ 1 ulp each), rotations (2 roundings per
     // coordinate) and a d-term dot product: 8·eps·d·max Σ|q_m k_m| bounds their difference.
@@ -229,13 +258,16 @@ fn claim_single_frequency() -> Result<Claim> {
     let mut ok = true;
     for text in ["pi/2", "pi/3", "2*pi/7", "pi*3/8"] {
         let w = Omega::parse(text)?;
-        let rep = spectrum::period::period(w, spectrum::period::DEFAULT_TOL, 1_000)?;
+        let rep = spectrum::period::period(w, spectrum::resolve::DEFAULT_TOL, 1_000)?;
         let q = rep.first_repeat.unwrap_or(0) as i64;
         ok &= q > 0 && Some(q) == w.turns_fraction().map(|(_, b)| b);
         for s in 0..3 * q {
             err = err.max((w.cos_at(s) - w.cos_at(s + q)).abs());
         }
-        firsts.push(format!("{text}: 2π/ω = {:.6}, first repeat {q}", rep.wavelength));
+        firsts.push(format!(
+            "{text}: 2π/ω = {:.6}, first repeat {q}",
+            rep.wavelength
+        ));
     }
     let holds = ok && err == 0.0;
     Ok(Claim {
@@ -291,7 +323,9 @@ fn claim_basis(fault: Fault) -> Result<Claim> {
         let st = s.t().to_owned();
         let wrong = h.dot(&s).dot(&st.dot(&w));
         let reference = h.dot(&w);
-        let err = (&wrong - &reference).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let err = (&wrong - &reference)
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
         let mut c = basis_change(h.view(), w.view(), s.view())?;
         c[0].max_abs_error = err;
         c[0].margin = err / c[0].tolerance;
@@ -303,16 +337,36 @@ fn claim_basis(fault: Fault) -> Result<Claim> {
     let linear = &cases[0];
     let nonlinear_break = cases[1..].iter().all(|c| !c.unchanged);
     let holds = linear.unchanged && nonlinear_break;
-    let others: Vec<String> = cases[1..].iter().map(|c| format!("{} margin {:.1e}", c.interface.name(), c.margin)).collect();
+    let others: Vec<String> = cases[1..]
+        .iter()
+        .map(|c| format!("{} margin {:.1e}", c.interface.name(), c.margin))
+        .collect();
     Ok(Claim {
         source: "002 key claims".into(),
         claim: "An invertible change of basis is absorbed at a linear interface".into(),
-        plain: "h → S h with W → W S⁻¹ leaves a linear interface unchanged; not through nonlinearities".into(),
-        seed_status: "[Exact] at that interface; does not extend through nonlinearities in general".into(),
+        plain:
+            "h → S h with W → W S⁻¹ leaves a linear interface unchanged; not through nonlinearities"
+                .into(),
+        seed_status: "[Exact] at that interface; does not extend through nonlinearities in general"
+            .into(),
         exact: true,
-        measured_status: if holds { "exact at the linear interface; breaks through ReLU, softmax and layer norm, as stated".into() } else { "FAILS".into() },
+        measured_status: if holds {
+            "exact at the linear interface; breaks through ReLU, softmax and layer norm, as stated"
+                .into()
+        } else {
+            "FAILS".into()
+        },
         holds,
-        evidence: ev(linear.max_abs_error, linear.tolerance, format!("random H (5×4), W (4×3), S (4×4): linear error {:.3e} ≤ {:.3e}; {}", linear.max_abs_error, linear.tolerance, others.join(", "))),
+        evidence: ev(
+            linear.max_abs_error,
+            linear.tolerance,
+            format!(
+                "random H (5×4), W (4×3), S (4×4): linear error {:.3e} ≤ {:.3e}; {}",
+                linear.max_abs_error,
+                linear.tolerance,
+                others.join(", ")
+            ),
+        ),
         command: "attnlab embed --basis-change".into(),
     })
 }
@@ -321,15 +375,26 @@ fn readout_gap(spec: &LayerSpec, ab: &Inputs, ba: &Inputs, last: bool) -> Result
     let f_ab = spec.build::<f64>(ab)?;
     let f_ba = spec.build::<f64>(ba)?;
     let (a, b) = (f_ab(ab.x.view())?, f_ba(ba.x.view())?);
-    let pick = |m: Array2<f64>| if last { m.slice(ndarray::s![m.nrows() - 1.., ..]).to_owned() } else { mean_readout(m.view()) };
-    Ok((&pick(a) - &pick(b)).iter().fold(0.0f64, |m, v| m.max(v.abs())))
+    let pick = |m: Array2<f64>| {
+        if last {
+            m.slice(ndarray::s![m.nrows() - 1.., ..]).to_owned()
+        } else {
+            mean_readout(m.view())
+        }
+    };
+    Ok((&pick(a) - &pick(b))
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs())))
 }
 
 fn seed000_rows(fault: Fault) -> Result<Vec<Claim>> {
     let inp = inputs(None, 5, 4, 0)?;
     let perms = Permutation::all(5)?;
     let attn = experiment::check(&attention_spec(fault), &inp, &perms, FloatType::F64)?;
-    let rnn_spec = LayerSpec { kind: LayerKind::Rnn, ..LayerSpec::default() };
+    let rnn_spec = LayerSpec {
+        kind: LayerKind::Rnn,
+        ..LayerSpec::default()
+    };
     let rnn = experiment::check(&rnn_spec, &inp, &perms, FloatType::F64)?;
     let row1 = attn.holds && !rnn.holds;
 
@@ -337,9 +402,21 @@ fn seed000_rows(fault: Fault) -> Result<Vec<Claim>> {
     // layer's output for "A B ." and "B A ." (same seed, same weights).
     let ab = inputs(Some("A B ."), 0, 0, 0)?;
     let ba = inputs(Some("B A ."), 0, 0, 0)?;
-    let mean_spec = LayerSpec { readout: Readout::None, ..attention_spec(fault) };
+    let mean_spec = LayerSpec {
+        readout: Readout::None,
+        ..attention_spec(fault)
+    };
     let bare_gap = readout_gap(&mean_spec, &ab, &ba, false)?;
-    let pos_gap = readout_gap(&LayerSpec { pos: PosKind::Index, index_scale: 0.5, ..LayerSpec::default() }, &ab, &ba, false)?;
+    let pos_gap = readout_gap(
+        &LayerSpec {
+            pos: PosKind::Index,
+            index_scale: 0.5,
+            ..LayerSpec::default()
+        },
+        &ab,
+        &ba,
+        false,
+    )?;
     let rnn_gap = readout_gap(&rnn_spec, &ab, &ba, true)?;
     let tol = Tolerance::for_layer::<f64>(3, 2, 1.0).value;
     let row2 = bare_gap <= tol && pos_gap > tol && rnn_gap > tol;
@@ -398,7 +475,13 @@ fn seed000_rows(fault: Fault) -> Result<Vec<Claim>> {
 
 fn sorted_rows(a: ArrayView2<f64>) -> Array2<f64> {
     let mut rows: Vec<Vec<f64>> = a.rows().into_iter().map(|r| r.to_vec()).collect();
-    rows.sort_by(|x, y| x.iter().zip(y).map(|(a, b)| a.total_cmp(b)).find(|o| o.is_ne()).unwrap_or(std::cmp::Ordering::Equal));
+    rows.sort_by(|x, y| {
+        x.iter()
+            .zip(y)
+            .map(|(a, b)| a.total_cmp(b))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
     Array2::from_shape_vec(a.dim(), rows.concat()).expect("same shape")
 }
 
@@ -434,17 +517,30 @@ mod tests {
     fn every_claim_holds_with_correct_implementations() {
         let claims = ledger(Fault::None).unwrap();
         for c in &claims {
-            assert!(c.holds, "{}: {} — {}", c.plain, c.measured_status, c.evidence.details);
+            assert!(
+                c.holds,
+                "{}: {} — {}",
+                c.plain, c.measured_status, c.evidence.details
+            );
         }
         assert_eq!(claims.len(), 10);
     }
 
     #[test]
     fn each_fault_breaks_its_claim() {
-        for (fault, needle) in [(Fault::OneHot, "one_hot"), (Fault::Attention, "Attn(ΠH)"), (Fault::Softmax, "softmax_row"), (Fault::Rope, "R((j−i)ω)"), (Fault::Basis, "W S⁻¹")] {
+        for (fault, needle) in [
+            (Fault::OneHot, "one_hot"),
+            (Fault::Attention, "Attn(ΠH)"),
+            (Fault::Softmax, "softmax_row"),
+            (Fault::Rope, "R((j−i)ω)"),
+            (Fault::Basis, "W S⁻¹"),
+        ] {
             let claims = ledger(fault).unwrap();
             let broken: Vec<&Claim> = claims.iter().filter(|c| !c.holds).collect();
-            assert!(broken.iter().any(|c| c.plain.contains(needle)), "{fault:?} should break the claim mentioning {needle}");
+            assert!(
+                broken.iter().any(|c| c.plain.contains(needle)),
+                "{fault:?} should break the claim mentioning {needle}"
+            );
             assert!(!all_hold(&claims));
         }
     }

@@ -44,7 +44,16 @@ pub struct LabConfig {
 
 impl Default for LabConfig {
     fn default() -> Self {
-        LabConfig { seed: 0, n: 4, dim: 4, perm: vec![2, 0, 3, 1], omega: "pi/2".into(), omegas: "pi/2,pi/3".into(), context: 12, max_sep: 12 }
+        LabConfig {
+            seed: 0,
+            n: 4,
+            dim: 4,
+            perm: vec![2, 0, 3, 1],
+            omega: "pi/2".into(),
+            omegas: "pi/2,pi/3".into(),
+            context: 12,
+            max_sep: 12,
+        }
     }
 }
 
@@ -175,7 +184,14 @@ fn exercise(name: &str, expected: &str, expect_hold: bool, r: &symmetry::CheckRe
 }
 
 fn course_inputs(cfg: &LabConfig) -> Result<Inputs> {
-    InputSpec { n: Some(cfg.n), dim: Some(cfg.dim), seed: cfg.seed as u64, rng: RngKind::Numpy, ..InputSpec::default() }.build()
+    InputSpec {
+        n: Some(cfg.n),
+        dim: Some(cfg.dim),
+        seed: cfg.seed as u64,
+        rng: RngKind::Numpy,
+        ..InputSpec::default()
+    }
+    .build()
 }
 
 /// Runs the whole lab.
@@ -194,7 +210,13 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     let diff = compare(out_perm.view(), permuted_out.view())?;
     let check = experiment::symmetry(&bare, &inputs, std::slice::from_ref(&perm), FloatType::F64)?;
     let weights = bare.weights_fn::<f64>(&inputs, 0)?(inputs.x.view())?;
-    let a = PermutedOutput { perm: cfg.perm.clone(), out_perm: nested(&out_perm), permuted_out: nested(&permuted_out), difference: nested(&diff.difference), check };
+    let a = PermutedOutput {
+        perm: cfg.perm.clone(),
+        out_perm: nested(&out_perm),
+        permuted_out: nested(&permuted_out),
+        difference: nested(&diff.difference),
+        check,
+    };
 
     // (b) cos(sω) vs separation.
     let single = Omega::parse(&cfg.omega)?;
@@ -204,7 +226,12 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     let rows: Vec<ScoreRow> = single_rows
         .iter()
         .zip(&set_rows)
-        .map(|(a, b)| ScoreRow { separation: a.separation, single: a.mean, set: b.scores.clone(), set_mean: b.mean })
+        .map(|(a, b)| ScoreRow {
+            separation: a.separation,
+            single: a.mean,
+            set: b.scores.clone(),
+            set_mean: b.mean,
+        })
         .collect();
     let tol = 1e-12;
     let b = ScoresBySeparation {
@@ -216,16 +243,22 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     };
 
     // (c) the first repeat.
-    let c = spectrum::period::period(single, spectrum::period::DEFAULT_TOL, 1_000_000)?;
+    let c = spectrum::period::period(single, spectrum::resolve::DEFAULT_TOL, 1_000_000)?;
 
     // (d) what the set resolves within the context.
     let res = spectrum::resolve::resolve(&set, cfg.context, spectrum::resolve::DEFAULT_TOL)?;
     let contrast = match res.common_period {
-        Some(p) if p + 1 != cfg.context => Some(spectrum::resolve::resolve(&set, p + 1, spectrum::resolve::DEFAULT_TOL)?),
+        Some(p) if p + 1 != cfg.context => Some(spectrum::resolve::resolve(
+            &set,
+            p + 1,
+            spectrum::resolve::DEFAULT_TOL,
+        )?),
         _ => None,
     };
     let ws: Vec<f64> = set.iter().map(|o| o.value()).collect();
-    let margins = (1..=2 * cfg.context).map(|s| (s, spectrum::resolve::margin_direct(&ws, s))).collect();
+    let margins = (1..=2 * cfg.context)
+        .map(|s| (s, spectrum::resolve::margin_direct(&ws, s)))
+        .collect();
     let labels: Vec<String> = set.iter().map(|o| o.label()).collect();
     let statement = match (res.resolves, res.first_alias) {
         (true, _) => format!(
@@ -240,47 +273,130 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
         (false, Some(s)) => format!("{{{}}} does not resolve a context of {}: separation {s} is a full turn of every plane, so it scores exactly like separation 0.", labels.join(", "), cfg.context),
         (false, None) => format!("{{{}}} does not resolve a context of {}.", labels.join(", "), cfg.context),
     };
-    let d = Resolution { statement, result: res, contrast, margins };
+    let d = Resolution {
+        statement,
+        result: res,
+        contrast,
+        margins,
+    };
 
     // Seed 000's exercises.
     let all = Permutation::all(cfg.n.min(8))?;
     let ex_inputs = course_inputs(cfg)?;
     let ex1 = experiment::check(&bare, &ex_inputs, &all, FloatType::F64)?;
     let ex1_f32 = experiment::check(&bare, &ex_inputs, &all, FloatType::F32)?;
-    let rnn = experiment::check(&LayerSpec { kind: LayerKind::Rnn, ..bare }, &ex_inputs, &all, FloatType::F64)?;
-    let index = experiment::check(&LayerSpec { pos: PosKind::Index, ..bare }, &ex_inputs, &all, FloatType::F64)?;
-    let sinus = experiment::check(&LayerSpec { pos: PosKind::Sinusoidal, ..bare }, &ex_inputs, &all, FloatType::F64)?;
-    let rope = experiment::check(&LayerSpec { pos: PosKind::Rope, ..bare }, &ex_inputs, &all, FloatType::F64)?;
-    let causal = experiment::check(&LayerSpec { mask: Mask::Causal, ..bare }, &ex_inputs, &all, FloatType::F64)?;
+    let rnn = experiment::check(
+        &LayerSpec {
+            kind: LayerKind::Rnn,
+            ..bare
+        },
+        &ex_inputs,
+        &all,
+        FloatType::F64,
+    )?;
+    let index = experiment::check(
+        &LayerSpec {
+            pos: PosKind::Index,
+            ..bare
+        },
+        &ex_inputs,
+        &all,
+        FloatType::F64,
+    )?;
+    let sinus = experiment::check(
+        &LayerSpec {
+            pos: PosKind::Sinusoidal,
+            ..bare
+        },
+        &ex_inputs,
+        &all,
+        FloatType::F64,
+    )?;
+    let rope = experiment::check(
+        &LayerSpec {
+            pos: PosKind::Rope,
+            ..bare
+        },
+        &ex_inputs,
+        &all,
+        FloatType::F64,
+    )?;
+    let causal = experiment::check(
+        &LayerSpec {
+            mask: Mask::Causal,
+            ..bare
+        },
+        &ex_inputs,
+        &all,
+        FloatType::F64,
+    )?;
     let exercises = vec![
-        exercise("1: permutation equivariance (every permutation, f64)", "holds", true, &ex1),
-        exercise("1: permutation equivariance (every permutation, f32)", "holds", true, &ex1_f32),
+        exercise(
+            "1: permutation equivariance (every permutation, f64)",
+            "holds",
+            true,
+            &ex1,
+        ),
+        exercise(
+            "1: permutation equivariance (every permutation, f32)",
+            "holds",
+            true,
+            &ex1_f32,
+        ),
         exercise("2: the RNN contrast", "breaks", false, &rnn),
         exercise("3: index signal p·0.1 added", "breaks", false, &index),
         exercise("3: sinusoidal positions added", "breaks", false, &sinus),
-        exercise("3 (rotary): RoPE on queries and keys", "breaks", false, &rope),
+        exercise(
+            "3 (rotary): RoPE on queries and keys",
+            "breaks",
+            false,
+            &rope,
+        ),
         exercise("causal mask, no positions", "breaks", false, &causal),
     ];
 
-    let reference_table: Vec<Claim> = claims::ledger(Fault::None)?.into_iter().filter(|c| c.source.starts_with("000")).collect();
+    let reference_table: Vec<Claim> = claims::ledger(Fault::None)?
+        .into_iter()
+        .filter(|c| c.source.starts_with("000"))
+        .collect();
     let facts = facts(cfg)?;
     let setup = serde_json::json!({
         "rng": "numpy", "seed": cfg.seed, "n": cfg.n, "dim": cfg.dim, "perm": cfg.perm,
         "omega": single.label(), "omegas": b.omegas, "context": cfg.context,
         "X": nested(&inputs.x), "Wq": nested(&inputs.wq), "Wk": nested(&inputs.wk), "Wv": nested(&inputs.wv),
     });
-    Ok(LabReport { setup, a_permutation: a, b_scores: b, c_first_repeat: c, d_resolution: d, exercises, reference_table, facts, weights })
+    Ok(LabReport {
+        setup,
+        a_permutation: a,
+        b_scores: b,
+        c_first_repeat: c,
+        d_resolution: d,
+        exercises,
+        reference_table,
+        facts,
+        weights,
+    })
 }
 
 fn facts(cfg: &LabConfig) -> Result<Vec<Fact>> {
     let mut out = Vec::new();
     // The causal mask orders access, not distance.
     let n = 6;
-    let inputs = InputSpec { n: Some(n), dim: Some(cfg.dim), seed: 1, ..InputSpec::default() }.build()?;
-    let causal = LayerSpec { mask: Mask::Causal, ..LayerSpec::default() };
+    let inputs = InputSpec {
+        n: Some(n),
+        dim: Some(cfg.dim),
+        seed: 1,
+        ..InputSpec::default()
+    }
+    .build()?;
+    let causal = LayerSpec {
+        mask: Mask::Causal,
+        ..LayerSpec::default()
+    };
     let f = causal.build::<f64>(&inputs)?;
     let t = 4;
-    let prefix = symmetry::check_prefix_invariance(|x| f(x), inputs.x.view(), t, &Permutation::all(t)?)?;
+    let prefix =
+        symmetry::check_prefix_invariance(|x| f(x), inputs.x.view(), t, &Permutation::all(t)?)?;
     let future = StdGaussian::new(2).randn(n - t, cfg.dim);
     let fut = symmetry::check_future_independence(|x| f(x), inputs.x.view(), t, future.view())?;
     out.push(Fact {
@@ -297,18 +413,29 @@ fn facts(cfg: &LabConfig) -> Result<Vec<Fact>> {
     let d = 8;
     let p = rotary::layout_permutation(d)?;
     let freqs = RotaryFrequencies::from_base(10000.0, d)?;
-    let (inter, half) = (Rotary::from_frequencies(&freqs, Layout::Interleaved), Rotary::from_frequencies(&freqs, Layout::HalfSplit));
+    let (inter, half) = (
+        Rotary::from_frequencies(&freqs, Layout::Interleaved),
+        Rotary::from_frequencies(&freqs, Layout::HalfSplit),
+    );
     let x = StdGaussian::new(3).randn(5, d);
     let positions: Vec<i64> = (0..5).map(|i| 1000 * i + 7).collect();
     let xp = x.select(ndarray::Axis(1), &p);
     let lhs = inter.apply(xp.view(), &positions)?;
-    let rhs = half.apply(x.view(), &positions)?.select(ndarray::Axis(1), &p);
+    let rhs = half
+        .apply(x.view(), &positions)?
+        .select(ndarray::Axis(1), &p);
     let layout_err = compare(lhs.view(), rhs.view())?.max_abs;
     // Mixing them (q interleaved, k half-split) changes the scores.
     let q = StdGaussian::new(4).randn(1, d);
     let k = StdGaussian::new(5).randn(1, d);
-    let same = inter.apply(q.view(), &[3])?.row(0).dot(&inter.apply(k.view(), &[10])?.row(0));
-    let mixed = inter.apply(q.view(), &[3])?.row(0).dot(&half.apply(k.view(), &[10])?.row(0));
+    let same = inter
+        .apply(q.view(), &[3])?
+        .row(0)
+        .dot(&inter.apply(k.view(), &[10])?.row(0));
+    let mixed = inter
+        .apply(q.view(), &[3])?
+        .row(0)
+        .dot(&half.apply(k.view(), &[10])?.row(0));
     out.push(Fact {
         statement: format!("The interleaved (GPT-J) and half-split (GPT-NeoX / HF Llama) rotary layouts are one rotation up to the fixed permutation {p:?} of coordinates; mixing them silently changes scores."),
         confirmed: layout_err == 0.0 && (same - mixed).abs() > 1e-6,

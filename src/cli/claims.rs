@@ -33,20 +33,41 @@ pub fn run(args: ClaimsArgs) -> anyhow::Result<Outcome> {
         print_json(&rows)?;
         return Ok(Outcome::from_bool(ok));
     }
-    let mut t = table(&["claim", "seed", "measured", "error", "tolerance", "evidence", "reproduce"]);
-    for c in &ledger {
+    let mut t = table(&[
+        "#",
+        "claim (source)",
+        "seed says",
+        "measured",
+        "error",
+        "tolerance",
+    ]);
+    for (i, c) in ledger.iter().enumerate() {
         t.add_row(vec![
-            format!("{}\n({})", c.plain, c.source),
+            (i + 1).to_string(),
+            format!("{} ({})", c.plain, c.source),
             c.seed_status.clone(),
             c.measured_status.clone(),
             sci(c.evidence.max_abs_error),
             sci(c.evidence.tolerance),
-            c.evidence.details.clone(),
-            c.command.clone(),
         ]);
     }
     println!("{t}");
+    println!("evidence and how to reproduce:");
+    for (i, c) in ledger.iter().enumerate() {
+        println!(
+            "  {}. {}
+     $ {}",
+            i + 1,
+            c.evidence.details,
+            c.command
+        );
+    }
     let failed = ledger.iter().filter(|c| !c.holds).count();
-    println!("{} claims checked: {} hold, {} fail.", ledger.len(), ledger.len() - failed, failed);
+    println!(
+        "{} claims checked: {} hold, {} fail.",
+        ledger.len(),
+        ledger.len() - failed,
+        failed
+    );
     Ok(Outcome::from_bool(ok))
 }
