@@ -213,8 +213,20 @@ pub fn heatmap(
     // Cell (r, col) covers x ∈ [col, col+1], y ∈ [rows−1−r, rows−r], so row 0 is at the top;
     // labels sit at cell centres and name the row/column index.
     let centre = |v: f64| (v - v.floor() - 0.5).abs() < 1e-9;
-    let x_fmt = |v: &f64| if centre(*v) { format!("{}", v.floor() as usize) } else { String::new() };
-    let y_fmt = |v: &f64| if centre(*v) { format!("{}", rows - 1 - v.floor() as usize) } else { String::new() };
+    let x_fmt = |v: &f64| {
+        if centre(*v) {
+            format!("{}", v.floor() as usize)
+        } else {
+            String::new()
+        }
+    };
+    let y_fmt = |v: &f64| {
+        if centre(*v) {
+            format!("{}", rows - 1 - v.floor() as usize)
+        } else {
+            String::new()
+        }
+    };
     c.configure_mesh()
         .disable_mesh()
         .x_labels(2 * cols + 1)
@@ -236,7 +248,10 @@ pub fn heatmap(
     };
     c.draw_series(values.indexed_iter().map(|((r, col), &v)| {
         let y = (rows - 1 - r) as f64;
-        Rectangle::new([(col as f64, y), (col as f64 + 1.0, y + 1.0)], color(v).filled())
+        Rectangle::new(
+            [(col as f64, y), (col as f64 + 1.0, y + 1.0)],
+            color(v).filled(),
+        )
     }))
     .map_err(|e| plot_err(path, e))?;
     root.present().map_err(|e| plot_err(path, e))?;
