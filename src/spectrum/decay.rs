@@ -21,7 +21,50 @@ pub fn scan_b(ws: &[f64], start: u64, end: u64, f: impl FnMut(u64, f64) -> bool)
     scan_b_step(ws, start, end, 1, f)
 }
 
+/// Advances the per-plane rotations `out.len()` times, writing B before each step into `out`.
+/// Planes are padded to a multiple of 4 (padding has c = s = 0, so it adds nothing).
+#[inline(always)]
+fn advance_generic(c: &mut [f64], s: &mut [f64], cw: &[f64], sw: &[f64], out: &mut [f64]) {
+    for o in out.iter_mut() {
+        let mut acc = [0.0f64; 4];
+        for (((c4, s4), cw4), sw4) in c
+            .chunks_exact_mut(4)
+            .zip(s.chunks_exact_mut(4))
+            .zip(cw.chunks_exact(4))
+            .zip(sw.chunks_exact(4))
+        {
+            for l in 0..4 {
+                let (ck, sk) = (c4[l], s4[l]);
+                acc[l] += ck;
+                c4[l] = ck * cw4[l] - sk * sw4[l];
+                s4[l] = sk * cw4[l] + ck * sw4[l];
+            }
+        }
+        *o = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn advance_avx2(c: &mut [f64], s: &mut [f64], cw: &[f64], sw: &[f64], out: &mut [f64]) {
+    advance_generic(c, s, cw, sw, out)
+}
+
+fn advance(c: &mut [f64], s: &mut [f64], cw: &[f64], sw: &[f64], out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU supports the features the function is compiled for (checked above).
+        unsafe { advance_avx2(c, s, cw, sw, out) };
+        return;
+    }
+    advance_generic(c, s, cw, sw, out)
+}
+
 /// [`scan_b`] on every `step`-th separation start, start + step, … (< end).
+///
+/// The inner loop is the rotation recurrence on all planes at once (4 lanes; AVX2 + FMA when
+/// the CPU has them, detected at run time), re-synchronised from accurate phases every
+/// [`RESYNC`] evaluations.
 pub fn scan_b_step(
     ws: &[f64],
     start: u64,
@@ -29,38 +72,23 @@ pub fn scan_b_step(
     step: u64,
     mut f: impl FnMut(u64, f64) -> bool,
 ) -> u64 {
-    let n = ws.len();
+    let n = ws.len().div_ceil(4) * 4;
     let (mut c, mut s) = (vec![0.0; n], vec![0.0; n]);
-    let cw: Vec<f64> = ws.iter().map(|&w| phase(step as f64, w).cos()).collect();
-    let sw: Vec<f64> = ws.iter().map(|&w| phase(step as f64, w).sin()).collect();
+    let (mut cw, mut sw) = (vec![1.0; n], vec![0.0; n]);
+    for (k, &w) in ws.iter().enumerate() {
+        let a = phase(step as f64, w);
+        (cw[k], sw[k]) = (a.cos(), a.sin());
+    }
+    let mut out = vec![0.0; RESYNC as usize];
     let mut m = start;
     while m < end {
-        for k in 0..n {
-            let a = phase(m as f64, ws[k]);
+        for (k, &w) in ws.iter().enumerate() {
+            let a = phase(m as f64, w);
             (c[k], s[k]) = (a.cos(), a.sin());
         }
-        let block_end = (m + RESYNC * step).min(end);
-        while m < block_end {
-            // Four partial sums so the loop vectorises without reassociating a single sum.
-            let mut acc = [0.0f64; 4];
-            let mut k = 0;
-            while k + 4 <= n {
-                for l in 0..4 {
-                    let (ck, sk) = (c[k + l], s[k + l]);
-                    acc[l] += ck;
-                    c[k + l] = ck * cw[k + l] - sk * sw[k + l];
-                    s[k + l] = sk * cw[k + l] + ck * sw[k + l];
-                }
-                k += 4;
-            }
-            while k < n {
-                let (ck, sk) = (c[k], s[k]);
-                acc[0] += ck;
-                c[k] = ck * cw[k] - sk * sw[k];
-                s[k] = sk * cw[k] + ck * sw[k];
-                k += 1;
-            }
-            let b = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        let count = ((end - m).div_ceil(step)).min(RESYNC) as usize;
+        advance(&mut c, &mut s, &cw, &sw, &mut out[..count]);
+        for &b in &out[..count] {
             if !f(m, b) {
                 return m;
             }
@@ -177,24 +205,45 @@ pub struct MinBase {
     pub evaluations: usize,
 }
 
+/// Some m in lo, lo+step, … < hi with B(m) < 0 (not necessarily the first). Long ranges are
+/// split between two threads, which stop as soon as either finds one.
+fn negative_in(ws: &[f64], lo: u64, hi: u64, step: u64) -> Option<u64> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    if lo >= hi {
+        return None;
+    }
+    let found = AtomicBool::new(false);
+    let run = |a: u64, b: u64| {
+        let (mut hit, mut count) = (None, 0u32);
+        scan_b_step(ws, a, b, step, |m, v| {
+            if v < 0.0 {
+                hit = Some(m);
+                found.store(true, Ordering::Relaxed);
+            }
+            count = count.wrapping_add(1);
+            hit.is_none() && (count % 1024 != 0 || !found.load(Ordering::Relaxed))
+        });
+        hit
+    };
+    let evaluations = (hi - lo).div_ceil(step);
+    if evaluations < 1 << 16 {
+        return run(lo, hi);
+    }
+    let mid = lo + (evaluations / 2) * step;
+    let (a, b) = std::thread::scope(|sc| {
+        let h = sc.spawn(|| run(mid, hi));
+        (run(lo, mid), h.join().expect("decay thread panicked"))
+    });
+    a.or(b)
+}
+
 /// Whether some m in 1..L has B_b(m) < 0 for default frequencies of base b. Separations where
 /// earlier bases failed are tried first — both as they were and scaled by b/b_earlier (the slow
 /// planes make the dips of B move proportionally to b) — which is sound (a hint only ever rejects
 /// with a real negative value); otherwise a full ordered scan decides.
 fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bool {
     let ws = default_freqs(base, dim);
-    let negative_in = |lo: u64, hi: u64, step: u64| -> Option<u64> {
-        let mut hit = None;
-        if lo < hi {
-            scan_b_step(&ws, lo, hi, step, |m, b| {
-                if b < 0.0 {
-                    hit = Some(m);
-                }
-                hit.is_none()
-            });
-        }
-        hit
-    };
+    let negative_in = |lo: u64, hi: u64, step: u64| negative_in(&ws, lo, hi, step);
     let window = |c: u64| negative_in(c.saturating_sub(24).max(1), (c + 24).min(context), 1);
     for i in (0..hints.len()).rev() {
         let (hb, hm) = hints[i];
