@@ -178,13 +178,13 @@ pub struct IdentityArgs {
     #[command(flatten)]
     source: SourceArgs,
     /// Seed of the ChaCha8 generator for q, k and positions.
-    #[arg(long, default_value = "0")]
+    #[arg(long, allow_hyphen_values = true, default_value = "0")]
     seed: String,
     /// Number of random (q, k, i, j) trials.
-    #[arg(long, default_value = "200")]
+    #[arg(long, allow_hyphen_values = true, default_value = "200")]
     trials: String,
     /// Largest shift t of the translation-invariance table (log grid, 4 per decade).
-    #[arg(long, default_value = "1e9")]
+    #[arg(long, allow_hyphen_values = true, default_value = "1e9")]
     max_shift: String,
     /// Writes an SVG of error vs shift per dtype (log-log).
     #[arg(long)]
@@ -288,10 +288,10 @@ pub struct PeriodArgs {
     #[arg(long, allow_hyphen_values = true)]
     omega: String,
     /// Phase tolerance (radians) for the first near-repeat search.
-    #[arg(long, default_value = "1e-3")]
+    #[arg(long, allow_hyphen_values = true, default_value = "1e-3")]
     tol: String,
     /// Search bound of the first separation within --tol.
-    #[arg(long, default_value = "1e7")]
+    #[arg(long, allow_hyphen_values = true, default_value = "1e7")]
     max_sep: String,
     /// One JSON object on stdout.
     #[arg(long)]
@@ -350,10 +350,10 @@ pub struct ResolveArgs {
     #[command(flatten)]
     source: SourceArgs,
     /// Context length L: separations 1..L−1 are examined.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     context: Option<String>,
     /// Alias tolerance (radians): s aliases 0 when every plane is within tol of a full turn.
-    #[arg(long, default_value = "1e-9")]
+    #[arg(long, allow_hyphen_values = true, default_value = "1e-9")]
     tol: String,
     /// One JSON object on stdout.
     #[arg(long)]
@@ -422,13 +422,13 @@ pub struct AuditArgs {
     #[command(flatten)]
     source: SourceArgs,
     /// Context length L (default: the config's max_position_embeddings).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     context: Option<String>,
     /// The dtype the verdict speaks about (all four are in the JSON).
-    #[arg(long, default_value = "bf16")]
+    #[arg(long, allow_hyphen_values = true, default_value = "bf16")]
     dtype: String,
     /// Alias tolerance (radians) of the resolution.
-    #[arg(long, default_value = "1e-9")]
+    #[arg(long, allow_hyphen_values = true, default_value = "1e-9")]
     tol: String,
     /// Skip the minimum-base search.
     #[arg(long)]
