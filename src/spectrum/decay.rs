@@ -64,7 +64,7 @@ fn advance(c: &mut [f64], s: &mut [f64], cw: &[f64], sw: &[f64], out: &mut [f64]
 ///
 /// The inner loop is the rotation recurrence on all planes at once (4 lanes; AVX2 + FMA when
 /// the CPU has them, detected at run time), re-synchronised from accurate phases every
-/// [`RESYNC`] evaluations.
+/// `RESYNC` (1024) evaluations.
 pub fn scan_b_step(
     ws: &[f64],
     start: u64,

@@ -174,7 +174,7 @@ fn row_keys(freqs: &RotaryFrequencies, dtypes: &[Dtype], lo: u64, hi: u64) -> Ve
 /// Distinct cos/sin rows over positions 0..L−1 for each dtype of `dtypes`: returns
 /// (distinct rows, first duplicate position, the earlier position it repeats) per dtype.
 ///
-/// Rows are keyed by a hash of their first [`KEY_PLANES`] planes (the highest frequencies,
+/// Rows are keyed by a hash of their first `KEY_PLANES` (4) planes (the highest frequencies,
 /// computed on two threads); positions are sorted by key and positions with equal keys are
 /// compared on the full row, so the count is exact.
 pub fn cache_rows(
