@@ -255,7 +255,7 @@ fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bo
         }
     }
     // Coarse-to-fine: most failing bases have wide negative stretches that a strided pass finds.
-    for step in [64, 8, 1] {
+    for step in [64, 16, 4, 1] {
         if let Some(m) = negative_in(1, context, step) {
             hints.push((base, m));
             if hints.len() > 24 {
@@ -270,18 +270,23 @@ fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bo
 /// The smallest base b (for rotary dimension `dim`, frequencies b^(−2k/d)) with
 /// `B_b(m) = Σ_k cos(m·b^(−2k/d)) ≥ 0` for every m in 0..L−1.
 ///
-/// The criterion is not monotone in b (a base can pass while a larger one fails), so bisection
-/// over a wide range is wrong. Search:
-/// 1. a coarse log grid b = 2·r^i, r = `coarse_ratio` (1.02), in increasing order, up to the
-///    first base that passes (each failing base stops at its first negative B, and separations
-///    where previous bases failed are tried first, so failures are cheap);
-/// 2. a fine log grid (ratio 1.001) between that base and the failing grid point below it —
+/// The criterion is not monotone in b: the passing bases form narrow islands (for d = 128,
+/// L = 1024: [4294.6, 4332.6), then [5603.5, 5645.4), …; at L = 4096 one island is only 0.07%
+/// wide), so bisection over a wide range is wrong. Search:
+/// 1. a coarse log grid b = 2·r^i, r = `coarse_ratio` (1.002, i.e. 0.2%), in increasing order,
+///    up to the first base that passes. Each failing base is rejected as cheaply as possible:
+///    first windows of ±24 separations around where recent bases failed (as they were and scaled
+///    by b/b_then, since the dips of B move roughly in proportion to b), then strided passes over
+///    the context (every 64th, 16th, 4th separation) and finally the full ordered scan — all
+///    sound, as a base is only ever rejected on a real negative B(m);
+/// 2. a fine log grid (ratio 1.0005) between that base and the failing grid point below it —
 ///    the first fine point that passes, with its failing predecessor, is the bracket;
 /// 3. bisection of that bracket to a relative width of 1e-5 (inside the narrow bracket the
 ///    first sign change is assumed to be the only one).
 ///
-/// Islands of passing bases narrower than the coarse ratio (2%) below the answer could be
-/// missed; the published table has two significant digits.
+/// Islands of passing bases narrower than the coarse ratio (0.2%) below the answer can be
+/// missed (this happens at L = 4096, see `tests/rope_min_base.rs`); the published table has two
+/// significant digits. B is evaluated in f64 by the rotation recurrence of [`scan_b_step`].
 ///
 /// # Errors
 /// `dim` odd or zero; `context == 0`.
@@ -304,7 +309,7 @@ pub fn min_base_for_context(
             "a positive number of positions",
         ));
     }
-    let (coarse, fine, rel) = (1.002f64, 1.0002f64, 1e-6f64);
+    let (coarse, fine, rel) = (1.002f64, 1.0005f64, 1e-5f64);
     let mut hints = Vec::new();
     let mut evals = 0usize;
     let mut prev = None;
