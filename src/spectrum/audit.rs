@@ -185,10 +185,31 @@ pub fn audit(
         .map(|p| p.wavelength)
         .fold(f64::INFINITY, f64::min);
     let wl_max = planes.iter().map(|p| p.wavelength).fold(0.0, f64::max);
-    v += &format!(
-        "{} of {} planes complete a full turn within the context of {} positions (wavelengths {} to {} positions); the other {} rotate by less than one turn, so they only act as slow, nearly monotone position signals there. ",
-        planes_full_turn, n, l, fmt_g(wl_min), fmt_g(wl_max), n - planes_full_turn
-    );
+    if planes_full_turn == n {
+        v += &format!(
+            "All {} planes complete at least one full turn within the context of {} positions (wavelengths {} to {} positions). ",
+            n,
+            l,
+            fmt_g(wl_min),
+            fmt_g(wl_max)
+        );
+    } else {
+        v += &format!(
+            "{} of {} planes complete a full turn within the context of {} positions (wavelengths {} to {} positions); the other {} turn by less than one full turn over the whole context, so there they act as slow, nearly monotone position signals. ",
+            planes_full_turn,
+            n,
+            l,
+            fmt_g(wl_min),
+            fmt_g(wl_max),
+            n - planes_full_turn
+        );
+    }
+    if freqs.attention_factor != 1.0 {
+        v += &format!(
+            "cos and sin are scaled by an attention factor of {}. ",
+            fmt_g(freqs.attention_factor)
+        );
+    }
     match (resolution.resolves, resolution.first_alias, resolution.min_margin, resolution.margin_at) {
         (true, _, Some(m), Some(at)) => {
             v += &format!("Every separation 1..{} is distinguishable from 0: the closest call is separation {} with a margin of {} rad. ", l - 1, at, fmt_g(m))
@@ -208,7 +229,7 @@ pub fn audit(
     }
     let p = &precision[opts.dtype.name()];
     v += &format!(
-        "In {}: {} of {} position ids stay distinct",
+        "Position ids cast to {} would keep {} of {} distinct values",
         opts.dtype, p.distinct_positions, l
     );
     if let Some(x) = p.first_inexact_position {
@@ -218,8 +239,8 @@ pub fn audit(
         v += &format!(", ids from {o} overflow");
     }
     v += &format!(
-        "; the Hugging Face cos/sin cache has {} distinct rows of {}",
-        p.distinct_rows, l
+        " (Hugging Face keeps positions in f32: {} distinct); its cos/sin cache cast to {} has {} distinct rows of {}",
+        precision["f32"].distinct_positions, opts.dtype, p.distinct_rows, l
     );
     if let Some(d) = p.first_duplicate_row {
         v += &format!(
@@ -229,16 +250,24 @@ pub fn audit(
         );
     }
     v += ".";
-    if let (Some(first), Some(last)) = (invariance.first(), invariance.last()) {
-        let key = opts.dtype.name();
+    let key = opts.dtype.name();
+    let worst = invariance
+        .iter()
+        .max_by(|x, y| x.errors[key].total_cmp(&y.errors[key]));
+    if let (Some(first), Some(worst)) = (invariance.first(), worst) {
+        let exact = invariance
+            .iter()
+            .map(|r| r.errors["f64_exact"])
+            .fold(0.0, f64::max);
         v += &format!(
-            " Translation invariance in {}: a shift of {} changes a score by up to {}, a shift of {} by up to {} (exact f64: {}).",
+            " Translation invariance in {}: shifting both positions by {} changes a score by up to {}; the largest change over shifts up to {} is {} (at shift {}; exact f64 reduction: {}).",
             key,
             first.shift,
             fmt_g(first.errors[key]),
-            last.shift,
-            fmt_g(last.errors[key]),
-            fmt_g(last.errors["f64_exact"])
+            l - 1,
+            fmt_g(worst.errors[key]),
+            worst.shift,
+            fmt_g(exact)
         );
     }
     Ok(AuditReport {
