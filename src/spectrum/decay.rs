@@ -14,6 +14,9 @@ use crate::{Error, Result};
 /// (c, s) ← (c·cos ω − s·sin ω, s·cos ω + c·sin ω) gains ~2 eps64 of error per step, so after
 /// 1024 steps each term is accurate to ~5e-13.
 const RESYNC: u64 = 1024;
+/// Half-width of the window tried around the most recent failing separation (older ones get
+/// 1/16 of it).
+const WINDOW: u64 = 1024;
 
 /// Calls `f(m, B(m))` for m in start..end in order; stops early when `f` returns `false`.
 /// Returns the m where it stopped (or `end`).
@@ -244,11 +247,19 @@ fn negative_in(ws: &[f64], lo: u64, hi: u64, step: u64) -> Option<u64> {
 fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bool {
     let ws = default_freqs(base, dim);
     let negative_in = |lo: u64, hi: u64, step: u64| negative_in(&ws, lo, hi, step);
-    let window = |c: u64| negative_in(c.saturating_sub(24).max(1), (c + 24).min(context), 1);
+    let window = |c: u64, w: u64| negative_in(c.saturating_sub(w).max(1), (c + w).min(context), 1);
     for i in (0..hints.len()).rev() {
         let (hb, hm) = hints[i];
         let scaled = (hm as f64 * base / hb).round() as u64;
-        if let Some(m) = window(scaled).or_else(|| if scaled != hm { window(hm) } else { None }) {
+        // The most recent failure gets a wide window, older ones a narrow one.
+        let w = if i + 1 == hints.len() {
+            WINDOW
+        } else {
+            WINDOW / 16
+        };
+        if let Some(m) =
+            window(scaled, w).or_else(|| if scaled != hm { window(hm, w) } else { None })
+        {
             hints.remove(i);
             hints.push((base, m));
             return true;
@@ -275,8 +286,9 @@ fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bo
 /// wide), so bisection over a wide range is wrong. Search:
 /// 1. a coarse log grid b = 2·r^i, r = `coarse_ratio` (1.002, i.e. 0.2%), in increasing order,
 ///    up to the first base that passes. Each failing base is rejected as cheaply as possible:
-///    first windows of ±24 separations around where recent bases failed (as they were and scaled
-///    by b/b_then, since the dips of B move roughly in proportion to b), then strided passes over
+///    first windows around where recent bases failed (±1024 separations for the latest, ±64 for
+///    older ones; as they were and scaled by b/b_then, since the dips of B move roughly in
+///    proportion to b), then strided passes over
 ///    the context (every 64th, 16th, 4th separation) and finally the full ordered scan — all
 ///    sound, as a base is only ever rejected on a real negative B(m);
 /// 2. a fine log grid (ratio 1.0005) between that base and the failing grid point below it —
