@@ -14,8 +14,7 @@ use crate::{Error, Result};
 /// (c, s) ← (c·cos ω − s·sin ω, s·cos ω + c·sin ω) gains ~2 eps64 of error per step, so after
 /// 1024 steps each term is accurate to ~5e-13.
 const RESYNC: u64 = 1024;
-/// Half-width of the window tried around the most recent failing separation (older ones get
-/// 1/16 of it).
+/// Largest half-width of the window tried around the most recent failing separation.
 const WINDOW: u64 = 1024;
 
 /// Calls `f(m, B(m))` for m in start..end in order; stops early when `f` returns `false`.
@@ -252,10 +251,11 @@ fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bo
         let (hb, hm) = hints[i];
         let scaled = (hm as f64 * base / hb).round() as u64;
         // The most recent failure gets a wide window, older ones a narrow one.
+        let wide = WINDOW.min(context / 256).max(24);
         let w = if i + 1 == hints.len() {
-            WINDOW
+            wide
         } else {
-            WINDOW / 16
+            (wide / 16).max(24)
         };
         if let Some(m) =
             window(scaled, w).or_else(|| if scaled != hm { window(hm, w) } else { None })
@@ -286,8 +286,8 @@ fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bo
 /// wide), so bisection over a wide range is wrong. Search:
 /// 1. a coarse log grid b = 2·r^i, r = `coarse_ratio` (1.002, i.e. 0.2%), in increasing order,
 ///    up to the first base that passes. Each failing base is rejected as cheaply as possible:
-///    first windows around where recent bases failed (±1024 separations for the latest, ±64 for
-///    older ones; as they were and scaled by b/b_then, since the dips of B move roughly in
+///    first windows around where recent bases failed (±min(1024, L/256) separations for the
+///    latest, 1/16 of that for older ones, at least ±24; as they were and scaled by b/b_then, since the dips of B move roughly in
 ///    proportion to b), then strided passes over
 ///    the context (every 64th, 16th, 4th separation) and finally the full ordered scan — all
 ///    sound, as a base is only ever rejected on a real negative B(m);
