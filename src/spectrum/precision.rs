@@ -190,39 +190,48 @@ pub fn cache_rows(
             h.join().expect("row-key thread panicked"),
         )
     });
-    dtypes
-        .iter()
-        .enumerate()
-        .map(|(i, &d)| {
-            let mut keyed: Vec<(u64, u64)> =
-                a[i].iter().chain(&b[i]).copied().zip(0..context).collect();
-            keyed.sort_unstable();
-            let (mut dups, mut first): (u64, Option<(u64, u64)>) = (0, None);
-            let mut g = 0;
-            while g < keyed.len() {
-                let mut e = g + 1;
-                while e < keyed.len() && keyed[e].0 == keyed[g].0 {
-                    e += 1;
-                }
-                if e - g > 1 {
-                    let rows: Vec<(u64, Vec<(u64, u64)>)> = keyed[g..e]
-                        .iter()
-                        .map(|&(_, m)| (m, full_row(freqs, d, m)))
-                        .collect();
-                    for j in 1..rows.len() {
-                        if let Some(p) = rows[..j].iter().find(|r| r.1 == rows[j].1) {
-                            dups += 1;
-                            if first.is_none_or(|(f, _)| rows[j].0 < f) {
-                                first = Some((rows[j].0, p.0));
-                            }
+    let (a, b) = (&a, &b);
+    let count = |i: usize, d: Dtype| {
+        let mut keyed: Vec<(u64, u64)> =
+            a[i].iter().chain(&b[i]).copied().zip(0..context).collect();
+        keyed.sort_unstable();
+        let (mut dups, mut first): (u64, Option<(u64, u64)>) = (0, None);
+        let mut g = 0;
+        while g < keyed.len() {
+            let mut e = g + 1;
+            while e < keyed.len() && keyed[e].0 == keyed[g].0 {
+                e += 1;
+            }
+            if e - g > 1 {
+                let rows: Vec<(u64, Vec<(u64, u64)>)> = keyed[g..e]
+                    .iter()
+                    .map(|&(_, m)| (m, full_row(freqs, d, m)))
+                    .collect();
+                for j in 1..rows.len() {
+                    if let Some(p) = rows[..j].iter().find(|r| r.1 == rows[j].1) {
+                        dups += 1;
+                        if first.is_none_or(|(f, _)| rows[j].0 < f) {
+                            first = Some((rows[j].0, p.0));
                         }
                     }
                 }
-                g = e;
             }
-            (context - dups, first.map(|f| f.0), first.map(|f| f.1))
-        })
-        .collect()
+            g = e;
+        }
+        (context - dups, first.map(|f| f.0), first.map(|f| f.1))
+    };
+    // One thread per dtype for the sort and the verification.
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = dtypes
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| sc.spawn(move || count(i, d)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("cache-row thread panicked"))
+            .collect()
+    })
 }
 
 /// All precision facts for the four dtypes (f64, f32, bf16, f16).
