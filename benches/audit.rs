@@ -34,6 +34,7 @@ fn benches(c: &mut Criterion) {
             dtype: Dtype::Bf16,
             tol: 1e-9,
             min_base: false,
+            min_base_grid: 1.0005,
         };
         b.iter(|| audit(&f, None, &o, |_| {}).expect("audit"))
     });

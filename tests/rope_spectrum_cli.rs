@@ -475,6 +475,21 @@ fn bad_inputs_exit_2_with_one_line() {
         ],
         "exactly one",
     );
+    bad(
+        &[
+            "rope",
+            "audit",
+            "--base",
+            "10000",
+            "--dim",
+            "8",
+            "--context",
+            "16",
+            "--min-base-grid",
+            "1",
+        ],
+        "min-base-grid",
+    );
     bad(&["rope", "identity", "--omega", "0"], "frequency");
     bad(&["rope", "identity", "--trials", "0"], "trials");
     bad(&["rope", "identity", "--max-shift", "0"], "max shift");

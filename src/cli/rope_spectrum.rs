@@ -433,6 +433,10 @@ pub struct AuditArgs {
     /// Skip the minimum-base search.
     #[arg(long)]
     skip_min_base: bool,
+    /// Coarse log-grid ratio of the minimum-base search (finer finds narrower islands of
+    /// passing bases, proportionally slower).
+    #[arg(long, allow_hyphen_values = true, default_value = "1.0005")]
+    min_base_grid: String,
     /// Writes wavelengths.svg, decay.svg and precision.svg into DIR.
     #[arg(long)]
     plot: Option<PathBuf>,
@@ -516,11 +520,20 @@ pub fn audit(a: AuditArgs) -> Result<Outcome> {
     let l = context_for(&mut src, &a.context)?;
     let dtype = Dtype::parse(&a.dtype)?;
     let tol = parse_tol(&a.tol)?;
+    let min_base_grid = parse_f64("min-base-grid", &a.min_base_grid)?;
+    if !(min_base_grid > 1.0 && min_base_grid <= 2.0) {
+        bail!(attnlab::Error::invalid(
+            "min-base-grid",
+            &a.min_base_grid,
+            "a grid ratio in (1, 2], e.g. 1.002"
+        ));
+    }
     let opts = au::AuditOptions {
         context: l,
         dtype,
         tol,
         min_base: !a.skip_min_base,
+        min_base_grid,
     };
     // The bar stays hidden for the first second and on non-terminals.
     let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::hidden());

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::decay::{decay, min_base_for_context, MinBase};
+use super::decay::{decay, min_base_for_context_on_grid, MinBase};
 use super::identity::{invariance_rows, random_cases, shift_grid, ShiftRow};
 use super::precision::{precision_all, DtypePrecision};
 use super::resolve::{resolve, Resolution};
@@ -40,6 +40,9 @@ pub struct AuditOptions {
     pub tol: f64,
     /// Whether to search the minimum base (the most expensive part).
     pub min_base: bool,
+    /// Coarse grid ratio of the minimum-base search (see
+    /// [`super::decay::min_base_for_context_on_grid`]; default 1.0005).
+    pub min_base_grid: f64,
 }
 
 /// Everything the audit computes. Field names are the JSON contract.
@@ -114,7 +117,7 @@ fn fmt_g(x: f64) -> String {
 /// use attnlab::position::frequencies::RotaryFrequencies;
 /// use attnlab::spectrum::audit::{audit, AuditOptions};
 /// let f = RotaryFrequencies::from_base(10000.0, 128).unwrap();
-/// let o = AuditOptions { context: 4096, dtype: Dtype::Bf16, tol: 1e-9, min_base: false };
+/// let o = AuditOptions { context: 4096, dtype: Dtype::Bf16, tol: 1e-9, min_base: false, min_base_grid: 1.0005 };
 /// let r = audit(&f, None, &o, |_| {}).unwrap();
 /// assert_eq!(r.planes_full_turn, 46); // Liu et al. 2023: critical dimension 92 for Llama 2
 /// ```
@@ -165,7 +168,12 @@ pub fn audit(
     let resolution = resolve(&set, l, opts.tol)?;
     let dec = decay(&freqs.inv_freq, l, 400)?;
     let min_base_search = if opts.min_base {
-        Some(min_base_for_context(freqs.rotary_dim, l, progress)?)
+        Some(min_base_for_context_on_grid(
+            freqs.rotary_dim,
+            l,
+            opts.min_base_grid,
+            progress,
+        )?)
     } else {
         None
     };
@@ -311,6 +319,7 @@ mod tests {
             dtype: Dtype::Bf16,
             tol: 1e-9,
             min_base: false,
+            min_base_grid: 1.0005,
         };
         let r = audit(&f, None, &o, |_| {}).unwrap();
         assert_eq!((r.planes_full_turn, r.dims_full_turn), (46, 92));

@@ -284,20 +284,21 @@ fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bo
 /// The criterion is not monotone in b: the passing bases form narrow islands (for d = 128,
 /// L = 1024: [4294.6, 4332.6), then [5603.5, 5645.4), …; at L = 4096 one island is only 0.07%
 /// wide), so bisection over a wide range is wrong. Search:
-/// 1. a coarse log grid b = 2·r^i, r = `coarse_ratio` (1.002, i.e. 0.2%), in increasing order,
+/// 1. a coarse log grid b = 2·r^i, r = `coarse_ratio` (default 1.0005, i.e. 0.05%), in increasing order,
 ///    up to the first base that passes. Each failing base is rejected as cheaply as possible:
 ///    first windows around where recent bases failed (±min(1024, L/256) separations for the
 ///    latest, 1/16 of that for older ones, at least ±24; as they were and scaled by b/b_then, since the dips of B move roughly in
 ///    proportion to b), then strided passes over
 ///    the context (every 64th, 16th, 4th separation) and finally the full ordered scan — all
 ///    sound, as a base is only ever rejected on a real negative B(m);
-/// 2. a fine log grid (ratio 1.0005) between that base and the failing grid point below it —
+/// 2. a fine log grid (ratio 1 + (r − 1)/4) between that base and the failing grid point below it —
 ///    the first fine point that passes, with its failing predecessor, is the bracket;
 /// 3. bisection of that bracket to a relative width of 1e-5 (inside the narrow bracket the
 ///    first sign change is assumed to be the only one).
 ///
-/// Islands of passing bases narrower than the coarse ratio (0.2%) below the answer can be
-/// missed (this happens at L = 4096, see `tests/rope_min_base.rs`); the published table has two
+/// Islands of passing bases narrower than the coarse ratio (0.05%) below the answer can be
+/// missed (with a 0.2% grid this happens at L = 4096 and 2²⁰, see `tests/rope_min_base.rs`; at
+/// 0.05% our values still differ from Su's at 256k and 512k); the published table has two
 /// significant digits. B is evaluated in f64 by the rotation recurrence of [`scan_b_step`].
 ///
 /// # Errors
@@ -305,8 +306,34 @@ fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bo
 pub fn min_base_for_context(
     dim: usize,
     context: u64,
+    progress: impl FnMut(f64),
+) -> Result<MinBase> {
+    min_base_for_context_on_grid(dim, context, DEFAULT_GRID_RATIO, progress)
+}
+
+/// Default coarse grid ratio of the minimum-base search (0.05%).
+pub const DEFAULT_GRID_RATIO: f64 = 1.0005;
+
+/// [`min_base_for_context`] with a chosen coarse grid ratio `grid` (> 1; the fine grid inside
+/// the bracket is `1 + (grid − 1)/4`). A finer grid finds narrower islands of passing bases at a
+/// cost: 1.0005 (the default) finds the 0.07%-wide islands at L = 4096 (26 953) and L = 2²⁰
+/// (6.54e7) that 1.002 steps over.
+///
+/// # Errors
+/// As [`min_base_for_context`]; `grid` not in (1, 2].
+pub fn min_base_for_context_on_grid(
+    dim: usize,
+    context: u64,
+    grid: f64,
     mut progress: impl FnMut(f64),
 ) -> Result<MinBase> {
+    if !(grid > 1.0 && grid <= 2.0) {
+        return Err(Error::invalid(
+            "min-base grid ratio",
+            grid,
+            "a ratio in (1, 2], e.g. 1.002",
+        ));
+    }
     if dim == 0 || !dim.is_multiple_of(2) {
         return Err(Error::invalid(
             "rotary dimension",
@@ -321,7 +348,7 @@ pub fn min_base_for_context(
             "a positive number of positions",
         ));
     }
-    let (coarse, fine, rel) = (1.002f64, 1.0005f64, 1e-5f64);
+    let (coarse, fine, rel) = (grid, 1.0 + (grid - 1.0) / 4.0, 1e-5f64);
     let mut hints = Vec::new();
     let mut evals = 0usize;
     let mut prev = None;
