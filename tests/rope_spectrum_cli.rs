@@ -151,7 +151,7 @@ fn identity_holds_and_low_precision_error_grows() {
         ],
         0,
     );
-    let r = &v["report"];
+    let r = &v;
     assert_eq!(r["holds"], true);
     assert_eq!(r["seed"], 3);
     assert!(r["max_abs_error"].as_f64().unwrap() < 1e-12);

@@ -231,14 +231,25 @@ pub fn identity(a: IdentityArgs) -> Result<Outcome> {
         )?;
     }
     if a.json {
-        print_json(&json!({
-            "source": src.freqs.source,
-            "planes": src.freqs.inv_freq.len(),
-            "generator": "rand_chacha::ChaCha8Rng::seed_from_u64(seed), rand_distr::StandardNormal",
-            "tolerance_rule": format!("{} * eps64 * sum_p |q_p||k_p|", id::IDENTITY_TOL_EPS),
-            "pipelines": "f64_exact: accurate phase reduction; f64: naive f64 product; f32/bf16/f16: HF pipeline (f32 positions, inv_freq and angles, cos/sin in f32 cast to the dtype, rotation in the dtype, dot accumulated in f32)",
-            "report": r,
-        }))?;
+        // The report's fields at the top level, plus how it was computed.
+        let mut v = serde_json::to_value(&r)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("source".into(), json!(src.freqs.source));
+            o.insert("planes".into(), json!(src.freqs.inv_freq.len()));
+            o.insert(
+                "generator".into(),
+                json!("rand_chacha::ChaCha8Rng::seed_from_u64(seed), rand_distr::StandardNormal"),
+            );
+            o.insert(
+                "tolerance_rule".into(),
+                json!(format!(
+                    "{} * eps64 * sum_p |q_p||k_p|",
+                    id::IDENTITY_TOL_EPS
+                )),
+            );
+            o.insert("pipelines".into(), json!("f64_exact: accurate phase reduction; f64: naive f64 product; f32/bf16/f16: HF pipeline (f32 positions, inv_freq and angles, cos/sin in f32 cast to the dtype, rotation in the dtype, dot accumulated in f32)"));
+        }
+        print_json(&v)?;
     } else {
         println!(
             "Relative-position identity (R(iω)q)ᵀ(R(jω)k) = qᵀR((j−i)ω)k — {} ({} planes)",
