@@ -159,24 +159,29 @@ pub fn audit(
     let planes_full_turn = planes.iter().filter(|p| p.full_turn_in_context).count();
     let set: Vec<Omega> = match omegas {
         Some(o) => o.to_vec(),
+        // Planes with ω = 0 (NoPE planes of some configs) never turn: they add nothing to any
+        // margin, so the resolution is that of the rotating planes.
         None => freqs
             .inv_freq
             .iter()
+            .filter(|&&w| w != 0.0)
             .map(|&w| Omega::float(w))
             .collect::<Result<_>>()?,
     };
     let resolution = resolve(&set, l, opts.tol)?;
     let dec = decay(&freqs.inv_freq, l, 400)?;
-    let min_base_search = if opts.min_base {
-        Some(min_base_for_context_on_grid(
-            freqs.rotary_dim,
-            l,
-            opts.min_base_grid,
-            progress,
-        )?)
-    } else {
-        None
-    };
+    // The minimum base is defined for an even rotary dimension (default frequencies b^(−2k/d)).
+    let min_base_search =
+        if opts.min_base && freqs.rotary_dim.is_multiple_of(2) && freqs.rotary_dim > 0 {
+            Some(min_base_for_context_on_grid(
+                freqs.rotary_dim,
+                l,
+                opts.min_base_grid,
+                progress,
+            )?)
+        } else {
+            None
+        };
     let min_base_for_context = min_base_search.as_ref().and_then(|m| m.base);
     let precision: BTreeMap<String, DtypePrecision> = precision_all(freqs, l)
         .into_iter()
