@@ -51,28 +51,3 @@ fn narrow_islands_need_the_fine_grid_at_4k() {
         .unwrap();
     assert!(fine > 26_950.0 && fine < 26_975.0, "{fine}");
 }
-
-/// Exploration (run with `cargo test --release --test rope_min_base -- --ignored --nocapture`):
-/// passing bases near Su's 6.5e7 for "1M" (L = 2^20 and 10^6), on a 1e-4 log grid. Measured:
-/// 4 passing points in [6.543e7, 6.548e7] for both lengths — an island about 0.07% wide that
-/// a 0.2% grid steps over (it reports 3.67e8 at L = 2^20); the default 0.05% grid finds 6.54e7.
-#[test]
-#[ignore]
-fn explore_islands_near_su_1m() {
-    for l in [1u64 << 20, 1_000_000] {
-        let mut b = 5.5e7f64;
-        let mut found = Vec::new();
-        while b < 8.0e7 {
-            if first_negative(&default_freqs(b, 128), l).is_none() {
-                found.push(b);
-            }
-            b *= 1.0001;
-        }
-        println!(
-            "L = {l}: {} passing grid points, first {:?}, last {:?}",
-            found.len(),
-            found.first(),
-            found.last()
-        );
-    }
-}
