@@ -16,6 +16,8 @@ use crate::{Error, Result};
 const RESYNC: u64 = 1024;
 /// Largest half-width of the window tried around the most recent failing separation.
 const WINDOW: u64 = 1024;
+/// Half-width of the first, narrow look around a hint.
+const NARROW: u64 = 32;
 
 /// Calls `f(m, B(m))` for m in start..end in order; stops early when `f` returns `false`.
 /// Returns the m where it stopped (or `end`).
@@ -273,10 +275,76 @@ fn negative_in(ws: &[f64], lo: u64, hi: u64, step: u64) -> Option<u64> {
 /// earlier bases failed are tried first — both as they were and scaled by b/b_earlier (the slow
 /// planes make the dips of B move proportionally to b) — which is sound (a hint only ever rejects
 /// with a real negative value); otherwise a full ordered scan decides.
+/// Grid point `i` of the coarse scan: 2·ratioⁱ.
+fn grid_base(ratio: f64, i: usize) -> f64 {
+    2.0 * ratio.powi(i as i32)
+}
+
+/// The last grid index searched (bases up to 10¹⁵).
+fn last_grid_index(ratio: f64) -> usize {
+    ((1e15f64 / 2.0).ln() / ratio.ln()).floor() as usize
+}
+
+/// The coarse scan: the smallest grid index whose base passes, or `None` up to 10¹⁵, and the
+/// number of bases evaluated. Two workers take the even and the odd grid points in increasing
+/// order (each keeping its own hints, which stay local because its points are adjacent) and
+/// stop once they pass the best passing index found so far, so every index below the answer is
+/// evaluated and failed — the result is exactly the sequential scan's.
+fn coarse_scan(
+    dim: usize,
+    context: u64,
+    ratio: f64,
+    progress: &mut impl FnMut(f64),
+) -> (Option<usize>, usize) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let last = last_grid_index(ratio);
+    let best = AtomicUsize::new(usize::MAX);
+    let done = AtomicUsize::new(0);
+    let evals = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..2usize)
+            .map(|k| {
+                let (best, done, evals) = (&best, &done, &evals);
+                scope.spawn(move || {
+                    let mut hints = Vec::new();
+                    let mut i = k;
+                    while i <= last && i < best.load(Ordering::Relaxed) {
+                        evals.fetch_add(1, Ordering::Relaxed);
+                        if !fails(grid_base(ratio, i), dim, context, &mut hints) {
+                            best.fetch_min(i, Ordering::Relaxed);
+                            break;
+                        }
+                        done.fetch_max(i, Ordering::Relaxed);
+                        i += 2;
+                    }
+                })
+            })
+            .collect();
+        // This thread only reports progress while the two workers use the two cores.
+        while workers.iter().any(|w| !w.is_finished()) {
+            progress(done.load(Ordering::Relaxed) as f64 / last as f64);
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        for w in workers {
+            w.join().expect("min-base worker panicked");
+        }
+    });
+    let b = best.load(Ordering::Relaxed);
+    (
+        (b != usize::MAX).then_some(b),
+        evals.load(Ordering::Relaxed),
+    )
+}
+
 fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bool {
     let ws = default_freqs(base, dim);
     let negative_in = |lo: u64, hi: u64, step: u64| negative_in(&ws, lo, hi, step);
-    let window = |c: u64, w: u64| negative_in(c.saturating_sub(w).max(1), (c + w).min(context), 1);
+    let span = |c: u64, w: u64| negative_in(c.saturating_sub(w).max(1), (c + w).min(context), 1);
+    // Look right next to the hint first: the negative stretch of a neighbouring base is usually
+    // within a few dozen separations of the scaled hint, so the wide scan is rarely needed.
+    let window = |c: u64, w: u64| {
+        span(c, w.min(NARROW)).or_else(|| if w > NARROW { span(c, w) } else { None })
+    };
     for i in (0..hints.len()).rev() {
         let (hb, hm) = hints[i];
         let scaled = (hm as f64 * base / hb).round() as u64;
@@ -380,21 +448,13 @@ pub fn min_base_for_context_on_grid(
     }
     let (coarse, fine, rel) = (grid, 1.0 + (grid - 1.0) / 4.0, 1e-5f64);
     let mut hints = Vec::new();
-    let mut evals = 0usize;
-    let mut prev = None;
-    let mut b = 2.0f64;
-    let found = loop {
-        if b > 1e15 {
-            break None;
-        }
-        evals += 1;
-        progress(b.ln() / 1e15f64.ln());
-        if !fails(b, dim, context, &mut hints) {
-            break Some(b);
-        }
-        prev = Some(b);
-        b *= coarse;
+    let (found, mut evals) = coarse_scan(dim, context, coarse, &mut progress);
+    let prev = match found {
+        Some(0) => None,
+        Some(i) => Some(grid_base(coarse, i - 1)),
+        None => Some(grid_base(coarse, last_grid_index(coarse))),
     };
+    let found = found.map(|i| grid_base(coarse, i));
     let Some(mut good) = found else {
         return Ok(MinBase {
             base: None,
