@@ -6,6 +6,7 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use attnlab::session::{steps, AnswerKind, AnswerSheet, State, Step, StepRecord};
+use comfy_table::ContentArrangement;
 use serde_json::json;
 
 use super::output::{print_json, table};
@@ -109,6 +110,8 @@ fn show_question(n: &Narrator, question: &str, kind: &AnswerKind) -> anyhow::Res
 
 fn show_record(n: &Narrator, r: &StepRecord) -> anyhow::Result<()> {
     let mut t = table(&["your prediction", "computed result", "right?"]);
+    // Short cells: never squeeze them to a terminal width (a pty may report 0 columns).
+    t.set_content_arrangement(ContentArrangement::Disabled);
     t.add_row(vec![
         r.prediction.to_string(),
         r.result.to_string(),
@@ -282,6 +285,7 @@ pub fn run(args: SessionArgs) -> anyhow::Result<Outcome> {
     }
     if complete {
         let mut t = table(&["step", "your prediction", "computed result", "right?"]);
+        t.set_content_arrangement(ContentArrangement::Disabled);
         for s in &all {
             if let Some(r) = state.records.iter().find(|r| r.id == s.id) {
                 t.add_row(vec![
