@@ -543,6 +543,10 @@ pub struct StepRecord {
     pub explanation: String,
     /// The computed facts.
     pub evidence: Vec<Evidence>,
+    /// The student's reason for the prediction, if given (Predict–Observe–Explain: the reason is
+    /// compared with the explanation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl Step {
@@ -623,6 +627,7 @@ impl Step {
             grading: g.detail,
             explanation: obs.explanation,
             evidence: obs.evidence,
+            reason: None,
         })
     }
 }
@@ -1673,6 +1678,8 @@ pub struct ScriptedAnswer {
     pub answer: String,
     /// Parameter overrides, as text.
     pub settings: BTreeMap<String, String>,
+    /// The reason for the prediction, if given.
+    pub reason: Option<String>,
 }
 
 /// A prepared scripted step: its settings and its parsed prediction.
@@ -1682,10 +1689,12 @@ pub struct Prepared {
     pub settings: Settings,
     /// The prediction.
     pub prediction: Answer,
+    /// The reason for it, if given.
+    pub reason: Option<String>,
 }
 
-/// An answers file (`--answers FILE`): step id → answer, or step id → a table with `answer` and
-/// overrides of the step's parameters.
+/// An answers file (`--answers FILE`): step id → answer, or step id → a table with `answer`, an
+/// optional `reason`, and overrides of the step's parameters.
 ///
 /// TOML:
 /// ```toml
@@ -1693,6 +1702,7 @@ pub struct Prepared {
 /// rope_scores = [1, 0, -1, 0, 1]
 /// [rope_repeat_chosen]
 /// answer = 6
+/// reason = "pi/3 is a sixth of a turn"
 /// omega = "pi/3"
 /// ```
 /// JSON: `{"embedding_dim": "no", "rope_repeat_chosen": {"answer": 6, "omega": "pi/3"}}`.
@@ -1763,8 +1773,21 @@ impl AnswerSheet {
                             ),
                         )
                     })?;
+                    let reason = match t.get("reason") {
+                        None => None,
+                        Some(serde_json::Value::String(r)) => Some(r.clone()),
+                        Some(_) => {
+                            return Err(Error::io(
+                                path,
+                                format!("step {id}: the reason must be a string"),
+                            ))
+                        }
+                    };
                     let mut settings = BTreeMap::new();
-                    for (k, x) in t.iter().filter(|(k, _)| k.as_str() != "answer") {
+                    for (k, x) in t
+                        .iter()
+                        .filter(|(k, _)| k.as_str() != "answer" && k.as_str() != "reason")
+                    {
                         let s = value_text(x).ok_or_else(|| {
                             Error::io(
                                 path,
@@ -1773,7 +1796,11 @@ impl AnswerSheet {
                         })?;
                         settings.insert(k.clone(), s);
                     }
-                    ScriptedAnswer { answer, settings }
+                    ScriptedAnswer {
+                        answer,
+                        settings,
+                        reason,
+                    }
                 }
                 other => ScriptedAnswer {
                     answer: value_text(other).ok_or_else(|| {
@@ -1785,6 +1812,7 @@ impl AnswerSheet {
                         )
                     })?,
                     settings: BTreeMap::new(),
+                    reason: None,
                 },
             };
             entries.insert(id.clone(), entry);
@@ -1824,6 +1852,7 @@ impl AnswerSheet {
                 Prepared {
                     settings,
                     prediction,
+                    reason: entry.reason.clone(),
                 },
             );
         }

@@ -173,6 +173,7 @@ fn overrides_of_the_varied_quantities_change_the_question_and_the_result() {
         r#"
 [rope_repeat_chosen]
 answer = 6
+reason = "a sixth of a turn"
 omega = "pi/3"
 [rope_resolve]
 answer = "none"
@@ -233,6 +234,7 @@ scale = 0
         .as_str()
         .unwrap()
         .contains("pi/3"));
+    assert_eq!(step("rope_repeat_chosen")["reason"], "a sixth of a turn");
     assert_eq!(step("rope_resolve")["result"]["kind"], "nothing");
     assert_eq!(step("index_signal")["result"]["value"], true);
 }
@@ -377,7 +379,8 @@ fn bad_answers_files_exit_2_naming_the_step_and_the_form() {
 
 /// Drives the binary through a pseudo-terminal with python3's `pty` module: answers a prompt
 /// wrongly formed ("maybe" → re-asked with the accepted form), answers two steps, keeps a
-/// default at a settings prompt, then sends Ctrl-D (EOF) at the next prompt.
+/// default at a settings prompt, gives one reason and skips another, then sends Ctrl-D (EOF) at
+/// the next prompt.
 const PTY_DRIVER: &str = r#"
 import os, pty, select, subprocess, sys, time
 binary, state = sys.argv[1], sys.argv[2]
@@ -409,10 +412,14 @@ os.write(master, b"maybe\n")
 expect("accepted: yes or no")
 expect("your prediction: ")
 os.write(master, b"no\n")
+expect("(optional, Enter skips): ")
+os.write(master, b"a label selects a row\n")
 expect("(Enter keeps it): ")
 os.write(master, b"\n")
 expect("your prediction: ")
 os.write(master, b"yes\n")
+expect("(optional, Enter skips): ")
+os.write(master, b"\n")
 expect("(Enter keeps it): ")
 os.write(master, b"\x04")
 expect("Resume with:")
@@ -482,8 +489,10 @@ fn interactive_session_through_a_pty_exits_cleanly_on_eof_keeping_progress() {
         .map(|r| r["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, ["embedding_dim", "shuffle_attention"]);
-    // The kept default was recorded with the step.
+    // The kept default was recorded with the step, and so was the reason (the skipped one not).
     assert_eq!(saved["records"][1]["settings"]["perm"], "2,0,3,1");
+    assert_eq!(saved["records"][0]["reason"], "a label selects a row");
+    assert!(saved["records"][1].get("reason").is_none());
     // Resuming (scripted) picks up at step 3.
     let answers = write(dir.path(), "right.toml", RIGHT);
     let (code, out, _) = session(&[

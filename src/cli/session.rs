@@ -122,6 +122,9 @@ fn show_record(n: &Narrator, r: &StepRecord) -> anyhow::Result<()> {
     for e in &r.evidence {
         n.say(&format!("   · {}: {}", e.label, e.value))?;
     }
+    if let Some(reason) = &r.reason {
+        n.say(&format!("   your reason: {reason}"))?;
+    }
     if r.correct {
         n.say(&format!("   why: {}", r.explanation))
     } else {
@@ -176,7 +179,13 @@ fn interactive_step(
             ))?,
         }
     };
-    Ok(Some(step.evaluate(&settings, &prediction)?))
+    n.prompt("   your reason, in a few words (optional, Enter skips): ")?;
+    let Some(reason) = read_line(input)? else {
+        return Ok(None);
+    };
+    let mut record = step.evaluate(&settings, &prediction)?;
+    record.reason = Some(reason).filter(|r| !r.is_empty());
+    Ok(Some(record))
 }
 
 fn resume_command(path: &Path, answers: Option<&Path>) -> String {
@@ -247,7 +256,9 @@ pub fn run(args: SessionArgs) -> anyhow::Result<Outcome> {
                     n.say(&format!("   settings: {}", s.join(", ")))?;
                 }
                 show_question(&n, &step.question(&p.settings)?, &kind)?;
-                step.evaluate(&p.settings, &p.prediction)?
+                let mut record = step.evaluate(&p.settings, &p.prediction)?;
+                record.reason = p.reason.clone();
+                record
             }
             None => {
                 header(&n, i, all.len(), step)?;
