@@ -484,3 +484,54 @@ impl LayerSpec {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rope_rotates_queries_and_keys_but_never_values() {
+        let inputs = InputSpec {
+            n: Some(5),
+            dim: Some(4),
+            seed: 3,
+            ..InputSpec::default()
+        }
+        .build()
+        .unwrap();
+        let spec = LayerSpec {
+            pos: PosKind::Rope,
+            ..LayerSpec::default()
+        };
+        let out = spec.build::<f64>(&inputs).unwrap()(inputs.x.view()).unwrap();
+        let weights = spec.weights_fn::<f64>(&inputs, 0).unwrap()(inputs.x.view()).unwrap();
+        // The output is the RoPE weights times the *unrotated* values V = X·Wv: same GEMM on
+        // the same operands, so bit-identical.
+        let v = inputs.x.dot(&inputs.wv);
+        assert_eq!(out, weights.dot(&v));
+        // And the weights did change: rotation is not a no-op on the scores.
+        let bare =
+            LayerSpec::default().weights_fn::<f64>(&inputs, 0).unwrap()(inputs.x.view()).unwrap();
+        let diff = (&weights - &bare)
+            .iter()
+            .fold(0.0f64, |m, x| m.max(x.abs()));
+        assert!(diff > 1e-3, "{diff}");
+    }
+
+    #[test]
+    fn numpy_draw_order_is_wq_wk_wv_then_x() {
+        use crate::rng::{Gaussian, NumpyLegacy};
+        let inputs = InputSpec {
+            rng: RngKind::Numpy,
+            seed: 0,
+            ..InputSpec::default()
+        }
+        .build()
+        .unwrap();
+        let mut g = NumpyLegacy::new(0);
+        assert_eq!(inputs.wq, g.randn(4, 4));
+        assert_eq!(inputs.wk, g.randn(4, 4));
+        assert_eq!(inputs.wv, g.randn(4, 4));
+        assert_eq!(inputs.x, g.randn(4, 4));
+    }
+}

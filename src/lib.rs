@@ -13,6 +13,9 @@
 //! | permutations and the equivariance / invariance checker | [`symmetry`] |
 //! | periods, resolution, decay and precision of rotary frequency sets | [`spectrum`] |
 //! | Hugging Face `config.json` → rotary configuration | [`config`] |
+//! | the layer under test, assembled from parts; experiments with controls | [`layer`], [`experiment`] |
+//! | the claims ledger of both course documents | [`claims`] |
+//! | the practical session's products | [`lab`] |
 //! | fixed blocks (`E`, `Wq`, `Wk`, `Wv`, `Wo`, `X`) from files | [`blocks`] |
 //! | floating-point types and emulated precisions | [`numeric`] |
 //!
@@ -20,10 +23,12 @@
 
 pub mod attention;
 pub mod blocks;
+pub mod claims;
 pub mod config;
 pub mod embedding;
 pub mod error;
 pub mod experiment;
+pub mod lab;
 pub mod layer;
 pub mod numeric;
 pub mod plot;

@@ -2,9 +2,11 @@
 //! returns an [`Outcome`]; errors become one line on stderr and exit code 2 (see `main.rs`).
 
 mod attend;
+mod claims;
 mod common;
 mod embed;
 mod equivariance;
+mod lab;
 mod output;
 mod predict;
 mod rope;
@@ -28,6 +30,11 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// All products of the practical session, computed with defaults: the permuted output,
+    /// scores vs separation, the first repeat, what a frequency set resolves, seed 000's exercises.
+    Lab(lab::LabArgs),
+    /// Every claim of both course documents, checked now; exit 1 if any fails.
+    Claims(claims::ClaimsArgs),
     /// One forward pass of self-attention: the drawn or loaded inputs, the weights and the output.
     Attend(attend::AttendArgs),
     /// Check permutation equivariance f(ΠH) = Π f(H) (or invariance with a readout), with evidence.
@@ -46,6 +53,8 @@ pub enum Command {
 /// Runs one parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     match cli.command {
+        Command::Lab(a) => lab::run(a),
+        Command::Claims(a) => claims::run(a),
         Command::Attend(a) => attend::run(a),
         Command::Equivariance(a) => equivariance::run(a),
         Command::Embed(a) => embed::run(a),

@@ -38,6 +38,10 @@ pub fn table(header: &[&str]) -> Table {
     t.load_style(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    if t.width().is_none() {
+        // Not a terminal (a pipe or a file): wrap at a readable width instead of not at all.
+        t.set_width(120);
+    }
     t
 }
 

@@ -1,29 +1,615 @@
-//! `attnlab rope identity|period|resolve|audit` (being written).
+//! `attnlab rope identity|period|resolve|audit`: parse, call [`attnlab::spectrum`], render.
 
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Result};
+use attnlab::config;
+use attnlab::numeric::Dtype;
+use attnlab::plot::{line_chart, LineChart, Series};
+use attnlab::position::frequencies::{parse_omega_list, Omega, RotaryFrequencies};
+use attnlab::spectrum::{audit as au, identity as id, period as pe, resolve as re};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::json;
+
+use super::output::{num, print_json, sci, table};
 use super::Outcome;
+
+/// Where a frequency set comes from (exactly one of these).
+#[derive(Debug, Clone, clap::Args)]
+pub struct SourceArgs {
+    /// Explicit frequencies, comma-separated expressions (pi/2,pi/3 stay exact; 0.25 is a float).
+    #[arg(long, allow_hyphen_values = true)]
+    omega: Option<String>,
+    /// Base θ of ω_k = θ^(−2k/D) (with --dim).
+    #[arg(long, allow_hyphen_values = true)]
+    base: Option<String>,
+    /// Rotary dimension D (even; with --base).
+    #[arg(long, allow_hyphen_values = true)]
+    dim: Option<String>,
+    /// A Hugging Face config.json.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// A built-in model preset.
+    #[arg(long)]
+    preset: Option<String>,
+}
+
+fn bad(what: &str, value: &str, expected: &str) -> anyhow::Error {
+    anyhow!(attnlab::Error::invalid(what, value, expected))
+}
+
+/// Parses a float option.
+fn parse_f64(what: &str, s: &str) -> Result<f64> {
+    let v: f64 = s.trim().parse().map_err(|_| bad(what, s, "a number"))?;
+    if !v.is_finite() {
+        return Err(bad(what, s, "a finite number"));
+    }
+    Ok(v)
+}
+
+/// Parses a non-negative integer option: `1048576`, `1e6`, `2^20`.
+fn parse_u64(what: &str, s: &str) -> Result<u64> {
+    let t = s.trim();
+    let err = || bad(what, s, "a non-negative integer, e.g. 4096, 1e6 or 2^20");
+    if let Ok(v) = t.parse::<u64>() {
+        return Ok(v);
+    }
+    if let Some((b, e)) = t.split_once('^') {
+        let (b, e): (u64, u32) = (b.parse().map_err(|_| err())?, e.parse().map_err(|_| err())?);
+        return b.checked_pow(e).ok_or_else(err);
+    }
+    let v: f64 = t.parse().map_err(|_| err())?;
+    if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1.8e19 {
+        Ok(v as u64)
+    } else {
+        Err(err())
+    }
+}
+
+fn parse_tol(s: &str) -> Result<f64> {
+    let t = parse_f64("tol", s)?;
+    if t <= 0.0 || t > std::f64::consts::PI {
+        return Err(bad("tol", s, "a phase tolerance in (0, π] radians"));
+    }
+    Ok(t)
+}
+
+/// A resolved frequency set: frequencies, the exact expressions when given, and whether a
+/// config supplied it (then `frequencies(Some(L))` is re-evaluated at the context).
+struct Source {
+    freqs: RotaryFrequencies,
+    omegas: Option<Vec<Omega>>,
+    config: Option<config::RopeConfig>,
+}
+
+fn load_source(a: &SourceArgs, default: Option<(f64, usize)>) -> Result<Source> {
+    let n = a.omega.is_some() as u8
+        + (a.base.is_some() || a.dim.is_some()) as u8
+        + a.config.is_some() as u8
+        + a.preset.is_some() as u8;
+    if n > 1 {
+        bail!(attnlab::Error::invalid(
+            "frequency source",
+            "several given",
+            "exactly one of --omega, --base/--dim, --config, --preset"
+        ));
+    }
+    if let Some(o) = &a.omega {
+        let omegas = parse_omega_list(o)?;
+        return Ok(Source {
+            freqs: RotaryFrequencies::from_omegas(&omegas),
+            omegas: Some(omegas),
+            config: None,
+        });
+    }
+    if a.base.is_some() || a.dim.is_some() {
+        let (Some(b), Some(d)) = (&a.base, &a.dim) else {
+            bail!(attnlab::Error::invalid(
+                "frequency source",
+                "--base and --dim must go together",
+                "both, e.g. --base 10000 --dim 128"
+            ));
+        };
+        let base = parse_f64("base", b)?;
+        let dim = parse_u64("dim", d)? as usize;
+        return Ok(Source {
+            freqs: RotaryFrequencies::from_base(base, dim)?,
+            omegas: None,
+            config: None,
+        });
+    }
+    let cfg = match (&a.config, &a.preset) {
+        (Some(p), _) => Some(config::load_config(p)?),
+        (_, Some(name)) => Some(config::preset(name)?),
+        _ => None,
+    };
+    if let Some(cfg) = cfg {
+        let freqs = cfg.frequencies(None)?;
+        return Ok(Source {
+            freqs,
+            omegas: None,
+            config: Some(cfg),
+        });
+    }
+    match default {
+        Some((b, d)) => Ok(Source {
+            freqs: RotaryFrequencies::from_base(b, d)?,
+            omegas: None,
+            config: None,
+        }),
+        None => bail!(attnlab::Error::invalid(
+            "frequency source",
+            "none given",
+            "one of --omega LIST, --base B --dim D, --config FILE, --preset NAME"
+        )),
+    }
+}
+
+/// Resolves the context: --context, else the config's max_position_embeddings; re-evaluates a
+/// config's frequencies at that sequence length (dynamic NTK / LongRoPE depend on it).
+fn context_for(src: &mut Source, context: &Option<String>) -> Result<u64> {
+    let l = match context {
+        Some(c) => parse_u64("context", c)?,
+        None => src.freqs.context.ok_or_else(|| {
+            anyhow!(attnlab::Error::invalid(
+                "context",
+                "missing",
+                "--context L (required unless a config gives max_position_embeddings)"
+            ))
+        })?,
+    };
+    if l == 0 {
+        bail!(attnlab::Error::invalid(
+            "context",
+            0,
+            "a positive number of positions"
+        ));
+    }
+    if let Some(cfg) = &src.config {
+        src.freqs = cfg.frequencies(Some(l))?;
+    }
+    Ok(l)
+}
 
 /// Options of `attnlab rope identity`.
 #[derive(Debug, clap::Args)]
-pub struct IdentityArgs {}
+pub struct IdentityArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Seed of the ChaCha8 generator for q, k and positions.
+    #[arg(long, default_value = "0")]
+    seed: String,
+    /// Number of random (q, k, i, j) trials.
+    #[arg(long, default_value = "200")]
+    trials: String,
+    /// Largest shift t of the translation-invariance table (log grid, 4 per decade).
+    #[arg(long, default_value = "1e9")]
+    max_shift: String,
+    /// Writes an SVG of error vs shift per dtype (log-log).
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `attnlab rope identity`: default frequencies base 10000, dim 64.
+pub fn identity(a: IdentityArgs) -> Result<Outcome> {
+    let src = load_source(&a.source, Some((10000.0, 64)))?;
+    let seed = parse_u64("seed", &a.seed)?;
+    let trials = parse_u64("trials", &a.trials)? as usize;
+    let max_shift = parse_u64("max-shift", &a.max_shift)?;
+    let r = id::identity_check(&src.freqs, seed, trials, max_shift)?;
+    if let Some(p) = &a.plot {
+        let series = id::PIPELINES
+            .iter()
+            .map(|&name| Series {
+                name: name.to_string(),
+                points: r
+                    .invariance
+                    .iter()
+                    .map(|row| (row.shift as f64, row.errors[name]))
+                    .collect(),
+                markers: true,
+            })
+            .collect();
+        line_chart(
+            p,
+            &LineChart {
+                title: format!(
+                    "Translation invariance: |S(i+t, j+t) − S(i, j)|, {}",
+                    src.freqs.source
+                ),
+                x_label: "shift t".into(),
+                y_label: "max abs error over trials".into(),
+                series,
+                log_x: true,
+                log_y: true,
+                h_lines: vec![],
+            },
+        )?;
+    }
+    if a.json {
+        print_json(&json!({
+            "source": src.freqs.source,
+            "planes": src.freqs.inv_freq.len(),
+            "generator": "rand_chacha::ChaCha8Rng::seed_from_u64(seed), rand_distr::StandardNormal",
+            "tolerance_rule": format!("{} * eps64 * sum_p |q_p||k_p|", id::IDENTITY_TOL_EPS),
+            "pipelines": "f64_exact: accurate phase reduction; f64: naive f64 product; f32/bf16/f16: HF pipeline (f32 positions, inv_freq and angles, cos/sin in f32 cast to the dtype, rotation in the dtype, dot accumulated in f32)",
+            "report": r,
+        }))?;
+    } else {
+        println!(
+            "Relative-position identity (R(iω)q)ᵀ(R(jω)k) = qᵀR((j−i)ω)k — {} ({} planes)",
+            src.freqs.source,
+            src.freqs.inv_freq.len()
+        );
+        println!(
+            "seed {} (ChaCha8Rng + StandardNormal), {} trials, positions in 0..={}",
+            r.seed, r.trials, max_shift
+        );
+        println!(
+            "max |error| = {} ; worst error/tolerance = {} (tolerance {} = {}·eps64·Σ|q_p||k_p|) at (i, j) = {:?} → {}",
+            sci(r.max_abs_error),
+            num(r.max_error_ratio),
+            sci(r.tolerance),
+            id::IDENTITY_TOL_EPS,
+            r.worst_positions,
+            if r.holds { "holds" } else { "FAILS" }
+        );
+        println!(
+            "\nTranslation invariance: max |S(i+t, j+t) − S(i, j)| over {} cases, i, j < {}",
+            r.trials.min(20),
+            r.base_position_range
+        );
+        let mut t = table(&["shift t", "f64 exact", "f64 naive", "f32", "bf16", "f16"]);
+        for row in &r.invariance {
+            let e = &row.errors;
+            t.add_row(vec![
+                row.shift.to_string(),
+                sci(e["f64_exact"]),
+                sci(e["f64"]),
+                sci(e["f32"]),
+                sci(e["bf16"]),
+                sci(e["f16"]),
+            ]);
+        }
+        println!("{t}");
+        println!("f32/bf16/f16 follow Hugging Face: positions, inv_freq and angles in f32; cos/sin in f32 cast to the dtype.");
+    }
+    Ok(Outcome::from_bool(r.holds))
+}
+
 /// Options of `attnlab rope period`.
 #[derive(Debug, clap::Args)]
-pub struct PeriodArgs {}
+pub struct PeriodArgs {
+    /// The frequency (one expression: pi/2, 2*pi/7, 0.25).
+    #[arg(long, allow_hyphen_values = true)]
+    omega: String,
+    /// Phase tolerance (radians) for the first near-repeat search.
+    #[arg(long, default_value = "1e-3")]
+    tol: String,
+    /// Search bound of the first separation within --tol.
+    #[arg(long, default_value = "1e7")]
+    max_sep: String,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `attnlab rope period`.
+pub fn period(a: PeriodArgs) -> Result<Outcome> {
+    let list = parse_omega_list(&a.omega)?;
+    if list.len() != 1 {
+        bail!(attnlab::Error::invalid(
+            "omega",
+            &a.omega,
+            "a single frequency (use `rope resolve` for sets)"
+        ));
+    }
+    let tol = parse_tol(&a.tol)?;
+    let max_sep = parse_u64("max-sep", &a.max_sep)?;
+    let r = pe::period(list[0], tol, max_sep)?;
+    if a.json {
+        print_json(&r)?;
+        return Ok(Outcome::Holds);
+    }
+    println!(
+        "ω = {} = {} rad/position; wavelength 2π/ω = {}",
+        r.omega.label,
+        r.omega.value,
+        num(r.wavelength)
+    );
+    match r.first_repeat {
+        Some(b) => println!("exact: ω = 2π·a/{b} in lowest terms, first exact repeat at separation {b}"),
+        None => println!("no exact repeat (ω/2π is irrational for a binary64 ω); near-repeats are continued-fraction convergents of ω/2π:"),
+    }
+    let mut t = table(&["separation", "phase error (rad)"]);
+    for n in &r.near_repeats {
+        t.add_row(vec![n.separation.to_string(), sci(n.phase_error)]);
+    }
+    println!("{t}");
+    match r.first_within_tol {
+        Some(s) => println!(
+            "first separation within {} rad of a full turn: {s}",
+            sci(tol)
+        ),
+        None => println!(
+            "no separation ≤ {} within {} rad of a full turn",
+            r.max_sep,
+            sci(tol)
+        ),
+    }
+    Ok(Outcome::Holds)
+}
+
 /// Options of `attnlab rope resolve`.
 #[derive(Debug, clap::Args)]
-pub struct ResolveArgs {}
+pub struct ResolveArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Context length L: separations 1..L−1 are examined.
+    #[arg(long)]
+    context: Option<String>,
+    /// Alias tolerance (radians): s aliases 0 when every plane is within tol of a full turn.
+    #[arg(long, default_value = "1e-9")]
+    tol: String,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `attnlab rope resolve`.
+pub fn resolve(a: ResolveArgs) -> Result<Outcome> {
+    let mut src = load_source(&a.source, None)?;
+    let l = context_for(&mut src, &a.context)?;
+    let tol = parse_tol(&a.tol)?;
+    let set: Vec<Omega> = match &src.omegas {
+        Some(o) => o.clone(),
+        None => src
+            .freqs
+            .inv_freq
+            .iter()
+            .map(|&w| Omega::float(w))
+            .collect::<attnlab::Result<_>>()?,
+    };
+    let r = re::resolve(&set, l, tol)?;
+    if a.json {
+        print_json(&json!({
+            "context": r.context, "resolves": r.resolves, "common_period": r.common_period,
+            "first_alias": r.first_alias, "min_margin": r.min_margin, "margin_at": r.margin_at,
+            "tol": r.tol, "exact": r.exact, "source": src.freqs.source, "frequencies": src.freqs.inv_freq,
+        }))?;
+        return Ok(Outcome::Holds);
+    }
+    println!(
+        "{} ({} planes), context L = {}",
+        src.freqs.source,
+        set.len(),
+        l
+    );
+    if let Some(p) = r.common_period {
+        println!(
+            "exact set: common period lcm = {p} ({} L)",
+            if p >= l { "≥" } else { "<" }
+        );
+    }
+    if let (Some(m), Some(at)) = (r.min_margin, r.margin_at) {
+        println!(
+            "smallest margin over separations 1..{}: {} rad at separation {at}",
+            l - 1,
+            sci(m)
+        );
+    }
+    match r.first_alias {
+        None => println!(
+            "resolves: every separation 1..{} is distinguished from 0 (tol {} rad)",
+            l - 1,
+            sci(tol)
+        ),
+        Some(s) => println!(
+            "does not resolve: separation {s} is within {} rad of a full turn in every plane",
+            sci(tol)
+        ),
+    }
+    Ok(Outcome::Holds)
+}
+
 /// Options of `attnlab rope audit`.
 #[derive(Debug, clap::Args)]
-pub struct AuditArgs {}
+pub struct AuditArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Context length L (default: the config's max_position_embeddings).
+    #[arg(long)]
+    context: Option<String>,
+    /// The dtype the verdict speaks about (all four are in the JSON).
+    #[arg(long, default_value = "bf16")]
+    dtype: String,
+    /// Alias tolerance (radians) of the resolution.
+    #[arg(long, default_value = "1e-9")]
+    tol: String,
+    /// Skip the minimum-base search.
+    #[arg(long)]
+    skip_min_base: bool,
+    /// Writes wavelengths.svg, decay.svg and precision.svg into DIR.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
 
-pub fn identity(_a: IdentityArgs) -> anyhow::Result<Outcome> {
-    anyhow::bail!("rope identity is not yet implemented")
+fn write_audit_plots(dir: &Path, r: &au::AuditReport) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| attnlab::Error::io(dir, e))?;
+    line_chart(
+        &dir.join("wavelengths.svg"),
+        &LineChart {
+            title: format!("Wavelength 2π/ω per plane — {}", r.source),
+            x_label: "plane index k".into(),
+            y_label: "wavelength (positions)".into(),
+            series: vec![Series {
+                name: "wavelength".into(),
+                points: r
+                    .planes
+                    .iter()
+                    .map(|p| (p.index as f64, p.wavelength))
+                    .collect(),
+                markers: true,
+            }],
+            log_x: false,
+            log_y: true,
+            h_lines: vec![(r.context as f64, format!("context {}", r.context))],
+        },
+    )?;
+    line_chart(
+        &dir.join("decay.svg"),
+        &LineChart {
+            title: "Decay criterion B(m)/planes = mean cos(m·ω_k) (Men et al. 2024)".into(),
+            x_label: "relative distance m".into(),
+            y_label: "B(m) / planes".into(),
+            series: vec![Series {
+                name: "B(m)/planes".into(),
+                points: r
+                    .decay_curve
+                    .iter()
+                    .map(|&(m, b)| (m.max(1) as f64, b))
+                    .collect(),
+                markers: false,
+            }],
+            log_x: true,
+            log_y: false,
+            h_lines: vec![(0.0, "0".into())],
+        },
+    )?;
+    let series = id::PIPELINES
+        .iter()
+        .map(|&name| Series {
+            name: name.to_string(),
+            points: r
+                .invariance
+                .iter()
+                .map(|row| (row.shift as f64, row.errors[name]))
+                .collect(),
+            markers: true,
+        })
+        .collect();
+    line_chart(
+        &dir.join("precision.svg"),
+        &LineChart {
+            title: "Translation-invariance error vs position per dtype (HF pipeline)".into(),
+            x_label: "position shift t".into(),
+            y_label: "max |S(i+t, j+t) − S(i, j)|".into(),
+            series,
+            log_x: true,
+            log_y: true,
+            h_lines: vec![],
+        },
+    )?;
+    Ok(())
 }
-pub fn period(_a: PeriodArgs) -> anyhow::Result<Outcome> {
-    anyhow::bail!("rope period is not yet implemented")
-}
-pub fn resolve(_a: ResolveArgs) -> anyhow::Result<Outcome> {
-    anyhow::bail!("rope resolve is not yet implemented")
-}
-pub fn audit(_a: AuditArgs) -> anyhow::Result<Outcome> {
-    anyhow::bail!("rope audit is not yet implemented")
+
+/// `attnlab rope audit`.
+pub fn audit(a: AuditArgs) -> Result<Outcome> {
+    let mut src = load_source(&a.source, None)?;
+    let l = context_for(&mut src, &a.context)?;
+    let dtype = Dtype::parse(&a.dtype)?;
+    let tol = parse_tol(&a.tol)?;
+    let opts = au::AuditOptions {
+        context: l,
+        dtype,
+        tol,
+        min_base: !a.skip_min_base,
+    };
+    // The bar stays hidden for the first second and on non-terminals.
+    let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::hidden());
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_message("minimum-base search");
+    let start = Instant::now();
+    let mut shown = false;
+    let r = au::audit(&src.freqs, src.omegas.as_deref(), &opts, |f| {
+        if !shown && start.elapsed() > Duration::from_secs(1) {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            shown = true;
+        }
+        bar.set_position((f.clamp(0.0, 1.0) * 1000.0) as u64);
+    })?;
+    bar.finish_and_clear();
+    if let Some(dir) = &a.plot {
+        write_audit_plots(dir, &r)?;
+    }
+    if a.json {
+        print_json(&r)?;
+        return Ok(Outcome::Holds);
+    }
+    println!(
+        "RoPE audit — {} (rotary dim {}, head dim {}), context {}\n",
+        r.source, r.rotary_dim, r.head_dim, r.context
+    );
+    println!("{}\n", r.verdict);
+    let mut t = table(&[
+        "plane",
+        "inv_freq",
+        "wavelength",
+        "turns in context",
+        "full turn",
+    ]);
+    for p in &r.planes {
+        t.add_row(vec![
+            p.index.to_string(),
+            sci(p.inv_freq),
+            num(p.wavelength),
+            num(p.turns_in_context),
+            if p.full_turn_in_context { "yes" } else { "no" }.into(),
+        ]);
+    }
+    println!("{t}");
+    println!(
+        "planes with a full turn: {} ({} dims); attention factor {}",
+        r.planes_full_turn,
+        r.dims_full_turn,
+        num(r.attention_factor)
+    );
+    println!(
+        "resolution: resolves = {}, min margin {} rad at {}, first alias {}",
+        r.resolves,
+        r.min_margin.map(sci).unwrap_or("-".into()),
+        r.margin_at.map(|m| m.to_string()).unwrap_or("-".into()),
+        r.resolution
+            .first_alias
+            .map(|m| m.to_string())
+            .unwrap_or("none".into())
+    );
+    println!(
+        "decay: first negative B(m) at {}, min mean {} at m = {}; smallest base for this context: {}",
+        r.decay_first_negative.map(|m| m.to_string()).unwrap_or("none".into()),
+        num(r.decay_min_mean),
+        r.decay_min_mean_at,
+        r.min_base_for_context.map(sci).unwrap_or("-".into())
+    );
+    let mut t = table(&[
+        "dtype",
+        "distinct positions",
+        "first inexact",
+        "overflow from",
+        "distinct rows",
+        "first duplicate row",
+    ]);
+    for (name, p) in &r.precision {
+        let o = |x: Option<u64>| x.map(|v| v.to_string()).unwrap_or("-".into());
+        t.add_row(vec![
+            name.clone(),
+            p.distinct_positions.to_string(),
+            o(p.first_inexact_position),
+            o(p.first_overflow_position),
+            p.distinct_rows.to_string(),
+            o(p.first_duplicate_row),
+        ]);
+    }
+    println!("{t}");
+    Ok(Outcome::Holds)
 }

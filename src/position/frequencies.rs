@@ -9,6 +9,9 @@ use serde::Serialize;
 
 use crate::{Error, Result};
 
+mod scaling;
+pub use scaling::{attention_factor, yarn_correction_range, yarn_get_mscale, RopeScaling};
+
 /// One rotation frequency (radians per position).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -99,6 +102,46 @@ impl Omega {
                 std::f64::consts::TAU * r / b as f64
             }
             None => crate::position::frequencies::reduce_angle(s as f64 * 1.0, self.value()),
+        }
+    }
+
+    /// cos(s·ω). For [`Omega::PiRational`] the phase is reduced exactly to `r/b` of a turn
+    /// (integers), folded by exact symmetries to an angle φ ∈ [0, π/4] and evaluated as
+    /// ±cos φ or ±sin φ — so the quarter-turn values 1, 0, −1 come out exact (cos(π/2) is 0, not
+    /// 6.1e-17: the zero comes from sin 0, not from snapping). Other angles carry the usual
+    /// f64 round-off (a few ulps). Float frequencies use [`reduce_angle`] and `f64::cos`.
+    ///
+    /// ```
+    /// use attnlab::position::frequencies::Omega;
+    /// let w = Omega::parse("pi/2").unwrap();
+    /// let c: Vec<f64> = (0..5).map(|s| w.cos_at(s)).collect();
+    /// assert_eq!(c, vec![1.0, 0.0, -1.0, 0.0, 1.0]);
+    /// ```
+    pub fn cos_at(self, s: i64) -> f64 {
+        match self.turns_fraction() {
+            Some((a, b)) => {
+                let (a, b) = (a as i128, b as i128);
+                let r = (s as i128 * a).rem_euclid(b); // phase = 2π·r/b, r ∈ [0, b)
+                                                       // Quadrant q and position t within it: 2π·r/b = q·π/2 + (π/2)·t/b, t ∈ [0, b).
+                let q = (4 * r) / b;
+                let t = 4 * r - q * b;
+                // φ = (π/2)·t/b; fold φ > π/4 to π/2 − φ' (cos ↔ sin) with exact integers.
+                let (cos_phi, sin_phi) = if 2 * t > b {
+                    let p = std::f64::consts::FRAC_PI_2 * (b - t) as f64 / b as f64;
+                    (p.sin(), p.cos())
+                } else {
+                    let p = std::f64::consts::FRAC_PI_2 * t as f64 / b as f64;
+                    (p.cos(), p.sin())
+                };
+                let v = match q {
+                    0 => cos_phi,
+                    1 => -sin_phi,
+                    2 => -cos_phi,
+                    _ => sin_phi,
+                };
+                v + 0.0 // −0 → +0
+            }
+            None => reduce_angle(s as f64, self.value()).cos(),
         }
     }
 
@@ -283,6 +326,13 @@ pub struct RotaryFrequencies {
     pub context: Option<u64>,
     /// Human-readable description of where the set came from.
     pub source: String,
+    /// The Hugging Face rope type the set was computed for (`default`, `linear`, `dynamic`,
+    /// `yarn`, `longrope`, `llama3`), or `explicit` / `base` for sets not read from a config.
+    pub rope_type: String,
+    /// A multiplier of the softmax scale 1/√d that the model applies *in attention* (not to
+    /// cos/sin): DeepSeek-V2/V3 with YaRN use mscale² with mscale = 0.1·mscale_all_dim·ln(factor)+1.
+    /// `None` for families that apply no such multiplier.
+    pub softmax_scale_multiplier: Option<f64>,
 }
 
 impl RotaryFrequencies {
@@ -322,6 +372,8 @@ impl RotaryFrequencies {
             base: Some(base),
             context: None,
             source: format!("base {base}, dim {dim}"),
+            rope_type: "base".into(),
+            softmax_scale_multiplier: None,
         })
     }
 
@@ -341,6 +393,8 @@ impl RotaryFrequencies {
                 .map(|o| o.label())
                 .collect::<Vec<_>>()
                 .join(","),
+            rope_type: "explicit".into(),
+            softmax_scale_multiplier: None,
         }
     }
 }
@@ -380,6 +434,28 @@ mod tests {
         for bad in ["", "0", "pi*0", "pi/0", "x", "pi/", "inf", "nan", "1/0"] {
             assert!(Omega::parse(bad).is_err(), "{bad:?} should be rejected");
         }
+    }
+
+    #[test]
+    fn cos_at_is_exact_on_quarter_turns_and_accurate_elsewhere() {
+        let w = Omega::parse("pi/2").unwrap();
+        assert_eq!(
+            (0..9).map(|s| w.cos_at(s)).collect::<Vec<_>>(),
+            vec![1.0, 0.0, -1.0, 0.0, 1.0, 0.0, -1.0, 0.0, 1.0]
+        );
+        assert_eq!(w.cos_at(-1), 0.0);
+        assert_eq!(w.cos_at(4_000_000_002), -1.0);
+        // Other exact frequencies agree with the naive f64 cosine cos(s·ω): the naive argument
+        // s·ω carries up to |s·ω|·2⁻⁵³ ≈ 7e-15 of error for |s| < 20 (ω ≤ π), ours ~1e-16.
+        for text in ["pi/3", "2*pi/7", "3*pi/8", "pi/12"] {
+            let w = Omega::parse(text).unwrap();
+            for s in -20..20 {
+                let want = (s as f64 * w.value()).cos();
+                assert!((w.cos_at(s) - want).abs() < 1e-14, "{text} s={s}");
+            }
+        }
+        // Float frequencies: the plain cosine of the reduced angle.
+        assert_eq!(Omega::float(0.3).unwrap().cos_at(5), 1.5f64.cos());
     }
 
     #[test]

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""Reference RoPE vectors from Hugging Face transformers itself, for tests/hf_rope.rs.
+
+Pinned environment (CPU is enough; PyPI's torch wheel pulls its CUDA libraries but runs on CPU):
+
+    python3 -m venv /tmp/hfvenv
+    /tmp/hfvenv/bin/pip install torch==2.15.0 transformers==5.24.0 numpy
+
+    /tmp/hfvenv/bin/python scripts/gen_hf_rope_vectors.py tests/data/hf_rope_vectors.json
+
+For every case the script builds the model's real config class from the config.json fields
+(`AutoConfig.for_model`), then calls transformers' own code:
+
+* rope type "default": the model's `<Model>RotaryEmbedding.compute_default_rope_parameters`
+  (transformers 5.x has no generic "default" entry; families differ on partial rotary);
+* any other type: `transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS[rope_type](config,
+  "cpu", seq_len=...)`;
+* DeepSeek-V2/V3: also `yarn_apply_mscale(config.rope_parameters, 1.0)` from the model's
+  modeling file, i.e. the softmax-scale multiplier mscale².
+
+It records inv_freq as float32 bit patterns (hex) and repr-exact decimals, the attention
+factor (a Python float, repr-exact), and an independent float64 numpy evaluation of the same
+formula (`inv_freq_f64`), computed from the resolved parameters that transformers' config
+produced. Output is deterministic (no timestamps), so a fresh run can be compared with the
+committed file. Exit code 3: the installed versions are not the pinned ones.
+"""
+
+import json
+import math
+import struct
+import sys
+
+PINNED = {"torch": "2.15.0", "transformers": "5.24.0"}
+
+LLAMA2 = {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 32,
+          "max_position_embeddings": 4096, "rope_theta": 10000.0, "rope_scaling": None}
+
+PHI35_LONG = [
+    1.0800000429153442, 1.1100000143051147, 1.1399999856948853, 1.340000033378601, 1.5899999141693115,
+    1.600000023841858, 1.6200000047683716, 2.620000123977661, 3.2300000190734863, 3.2300000190734863,
+    4.789999961853027, 7.400000095367432, 7.700000286102295, 9.09000015258789, 12.199999809265137,
+    17.670000076293945, 24.46000099182129, 28.57000160217285, 30.420001983642578, 30.840002059936523,
+    32.590003967285156, 32.93000411987305, 42.320003509521484, 44.96000289916992, 50.340003967285156,
+    50.45000457763672, 57.55000305175781, 57.93000411987305, 58.21000289916992, 60.1400032043457,
+    62.61000442504883, 62.62000274658203, 62.71000289916992, 63.1400032043457, 63.1400032043457,
+    63.77000427246094, 63.93000411987305, 63.96000289916992, 63.970001220703125, 64.02999877929688,
+    64.06999969482422, 64.08000183105469, 64.12000274658203, 64.41000366210938, 64.4800033569336,
+    64.51000213623047, 64.52999877929688, 64.83999633789062]
+PHI35_SHORT = [
+    1.0, 1.0199999809265137, 1.0299999713897705, 1.0299999713897705, 1.0499999523162842, 1.0499999523162842,
+    1.0499999523162842, 1.0499999523162842, 1.0499999523162842, 1.0699999332427979, 1.0999999046325684,
+    1.1099998950958252, 1.1599998474121094, 1.1599998474121094, 1.1699998378753662, 1.2899998426437378,
+    1.339999794960022, 1.679999828338623, 1.7899998426437378, 1.8199998140335083, 1.8499997854232788,
+    1.8799997568130493, 1.9099997282028198, 1.9399996995925903, 1.9899996519088745, 2.0199997425079346,
+    2.0199997425079346, 2.0199997425079346, 2.0199997425079346, 2.0199997425079346, 2.0199997425079346,
+    2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914,
+    2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0799996852874756,
+    2.0899996757507324, 2.189999580383301, 2.2199995517730713, 2.5899994373321533, 2.729999542236328,
+    2.749999523162842, 2.8399994373321533]
+PHI35 = {"model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32, "num_key_value_heads": 32,
+         "max_position_embeddings": 131072, "original_max_position_embeddings": 4096, "rope_theta": 10000.0,
+         "rope_scaling": {"type": "longrope", "long_factor": PHI35_LONG, "short_factor": PHI35_SHORT}}
+GPT_OSS = {"model_type": "gpt_oss", "hidden_size": 2880, "num_attention_heads": 64, "head_dim": 64,
+           "max_position_embeddings": 131072, "rope_theta": 150000,
+           "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+                            "original_max_position_embeddings": 4096, "rope_type": "yarn", "truncate": False}}
+DEEPSEEK_V3 = {"model_type": "deepseek_v3", "hidden_size": 7168, "num_attention_heads": 128,
+               "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+               "max_position_embeddings": 163840, "rope_theta": 10000,
+               "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
+                                "original_max_position_embeddings": 4096, "type": "yarn"}}
+
+
+def with_(base, **changes):
+    out = json.loads(json.dumps(base))
+    out.update(changes)
+    return out
+
+
+# (name, source, config.json fields, seq_len)
+CASES = [
+    ("llama-2-7b", "meta-llama/Llama-2-7b-hf config.json", LLAMA2, None),
+    ("mistral-7b-v0.1", "mistralai/Mistral-7B-v0.1 config.json",
+     {"model_type": "mistral", "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "max_position_embeddings": 32768, "rope_theta": 10000.0, "sliding_window": 4096}, None),
+    ("qwen2-7b-instruct", "Qwen/Qwen2-7B-Instruct config.json",
+     {"model_type": "qwen2", "hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4,
+      "max_position_embeddings": 32768, "rope_theta": 1000000.0, "rope_scaling": None}, None),
+    ("gpt-neox-20b (partial rotary 0.25)", "EleutherAI/gpt-neox-20b config.json",
+     {"model_type": "gpt_neox", "hidden_size": 6144, "num_attention_heads": 64, "max_position_embeddings": 2048,
+      "rotary_pct": 0.25, "rotary_emb_base": 10000}, None),
+    ("phi-2 (partial rotary 0.4)", "microsoft/phi-2 config.json",
+     {"model_type": "phi", "hidden_size": 2560, "num_attention_heads": 32, "max_position_embeddings": 2048,
+      "partial_rotary_factor": 0.4, "rope_theta": 10000.0}, None),
+    ("llama-3.1-8b", "meta-llama/Llama-3.1-8B config.json",
+     {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "max_position_embeddings": 131072, "rope_theta": 500000.0,
+      "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                       "original_max_position_embeddings": 8192, "rope_type": "llama3"}}, None),
+    ("linear x4 on llama-2-7b", "synthetic: llama-2-7b config.json + rope_scaling linear factor 4",
+     with_(LLAMA2, rope_scaling={"type": "linear", "factor": 4.0}), None),
+    ("linear x2 with partial rotary 0.5 (llama)", "synthetic: scaled types honour partial_rotary_factor",
+     with_(LLAMA2, partial_rotary_factor=0.5, rope_scaling={"rope_type": "linear", "factor": 2.0}), None),
+    ("dynamic x2 at init", "synthetic: llama-2-7b + dynamic factor 2",
+     with_(LLAMA2, rope_scaling={"type": "dynamic", "factor": 2.0}), None),
+    ("dynamic x2 at seq_len 16384", "synthetic: llama-2-7b + dynamic factor 2",
+     with_(LLAMA2, rope_scaling={"type": "dynamic", "factor": 2.0}), 16384),
+    ("dynamic x2 at seq_len 5000", "synthetic: llama-2-7b + dynamic factor 2",
+     with_(LLAMA2, rope_scaling={"type": "dynamic", "factor": 2.0}), 5000),
+    ("deepseek-v3", "deepseek-ai/DeepSeek-V3 config.json", DEEPSEEK_V3, None),
+    ("deepseek-v2-lite-like (mscale 0.707)", "synthetic: DeepSeek-V3 layout with DeepSeek-V2-Lite's mscale 0.707",
+     with_(DEEPSEEK_V3, model_type="deepseek_v2",
+           rope_scaling={"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 0.707, "mscale_all_dim": 0.707,
+                         "original_max_position_embeddings": 4096, "type": "yarn"}), None),
+    ("gpt-oss-20b (yarn, truncate false)", "openai/gpt-oss-20b config.json", GPT_OSS, None),
+    ("gpt-oss-20b with truncate true", "synthetic: gpt-oss-20b with truncate removed (default true)",
+     with_(GPT_OSS, rope_scaling={k: v for k, v in GPT_OSS["rope_scaling"].items() if k != "truncate"}), None),
+    ("yarn mscale ratio, factor from max/original", "synthetic: llama, yarn without factor, mscale 1 / mscale_all_dim 0.5",
+     with_(LLAMA2, max_position_embeddings=65536,
+           rope_scaling={"rope_type": "yarn", "factor": None, "original_max_position_embeddings": 4096,
+                         "mscale": 1.0, "mscale_all_dim": 0.5, "beta_fast": 16, "beta_slow": 2}), None),
+    ("yarn explicit attention_factor", "synthetic: llama, yarn factor 4 with attention_factor 1.25",
+     with_(LLAMA2, rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048,
+                                 "attention_factor": 1.25}), None),
+    ("phi-3.5-mini-instruct (short factors, init)", "microsoft/Phi-3.5-mini-instruct config.json", PHI35, None),
+    ("phi-3.5-mini-instruct at seq_len 4096 (short)", "microsoft/Phi-3.5-mini-instruct config.json", PHI35, 4096),
+    ("phi-3.5-mini-instruct at seq_len 4097 (long)", "microsoft/Phi-3.5-mini-instruct config.json", PHI35, 4097),
+]
+
+
+def f32_bits(x):
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def numpy_f64(rp, dim, max_pos, seq_len, rope_type):
+    """The same formulas in float64 (numpy), from the parameters transformers resolved."""
+    import numpy as np
+
+    base = float(rp["rope_theta"])
+    e = np.arange(0, dim, 2, dtype=np.float64) / dim
+    if rope_type == "default":
+        return 1.0 / base ** e
+    if rope_type == "linear":
+        return 1.0 / base ** e / rp["factor"]
+    if rope_type == "dynamic":
+        s = max_pos if seq_len is None else max(seq_len, max_pos)
+        f = rp["factor"]
+        b = base * ((f * s / max_pos) - (f - 1)) ** (dim / (dim - 2))
+        return 1.0 / b ** e
+    if rope_type == "yarn":
+        orig = rp["original_max_position_embeddings"]
+        factor = rp["factor"] if rp.get("factor") is not None else max_pos / orig
+        bf = rp.get("beta_fast") or 32
+        bs = rp.get("beta_slow") or 1
+        corr = lambda r: (dim * math.log(orig / (r * 2 * math.pi))) / (2 * math.log(base))
+        low, high = corr(bf), corr(bs)
+        if rp.get("truncate", True):
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, dim - 1)
+        if low == high:
+            high += 0.001
+        ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0, 1)
+        p = base ** e
+        extra = 1 - ramp
+        return (1.0 / (factor * p)) * (1 - extra) + (1.0 / p) * extra
+    if rope_type == "longrope":
+        orig = rp["original_max_position_embeddings"]
+        ext = rp["long_factor"] if (seq_len and seq_len > orig) else rp["short_factor"]
+        return 1.0 / (np.asarray(ext, dtype=np.float64) * base ** e)
+    if rope_type == "llama3":
+        inv = 1.0 / base ** e
+        old = rp["original_max_position_embeddings"]
+        lo, hi, f = rp["low_freq_factor"], rp["high_freq_factor"], rp["factor"]
+        wl = 2 * math.pi / inv
+        inv_l = np.where(wl > old / lo, inv / f, inv)
+        smooth = (old / wl - lo) / (hi - lo)
+        smoothed = (1 - smooth) * inv_l / f + smooth * inv_l
+        medium = ~(wl < old / hi) & ~(wl > old / lo)
+        return np.where(medium, smoothed, inv_l)
+    raise ValueError(rope_type)
+
+
+def main():
+    import importlib
+
+    import numpy
+    import torch
+    import transformers
+    from transformers import AutoConfig
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    versions = {"torch": torch.__version__.split("+")[0], "transformers": transformers.__version__}
+    if versions != PINNED and "--allow-other-version" not in sys.argv:
+        print(f"pinned {PINNED}, found {versions}", file=sys.stderr)
+        sys.exit(3)
+    out_path = next((a for a in sys.argv[1:] if not a.startswith("--")), None)
+
+    cases = []
+    for name, source, fields, seq_len in CASES:
+        kwargs = {k: v for k, v in fields.items() if k != "model_type"}
+        config = AutoConfig.for_model(fields["model_type"], **json.loads(json.dumps(kwargs)))
+        config.standardize_rope_params()
+        rp = config.rope_parameters
+        rope_type = rp.get("rope_type", "default")
+        if rope_type == "default":
+            mod = importlib.import_module(f"transformers.models.{fields['model_type']}.modeling_{fields['model_type']}")
+            cls = [getattr(mod, n) for n in dir(mod) if n.endswith("RotaryEmbedding")
+                   and hasattr(getattr(mod, n), "compute_default_rope_parameters")][0]
+            inv, attn = cls.compute_default_rope_parameters(config)
+            called = f"{cls.__name__}.compute_default_rope_parameters"
+        else:
+            inv, attn = ROPE_INIT_FUNCTIONS[rope_type](config, "cpu", seq_len=seq_len)
+            called = f"ROPE_INIT_FUNCTIONS[{rope_type!r}]"
+        assert inv.dtype == torch.float32
+        vals = [float(v) for v in inv.tolist()]
+        case = {
+            "name": name,
+            "source": source,
+            "called": called,
+            "config": fields,
+            "seq_len": seq_len,
+            "rope_type": rope_type,
+            "rotary_dim": 2 * len(vals),
+            "inv_freq_f32_bits": [f"{f32_bits(v):08x}" for v in vals],
+            "inv_freq_f32": vals,
+            "attention_factor": float(attn),
+            "inv_freq_f64": [float(v) for v in numpy_f64(rp, 2 * len(vals), config.max_position_embeddings,
+                                                         seq_len, rope_type)],
+        }
+        if fields["model_type"] in ("deepseek_v2", "deepseek_v3"):
+            mod = importlib.import_module(f"transformers.models.{fields['model_type']}.modeling_{fields['model_type']}")
+            case["softmax_scale_multiplier"] = float(mod.yarn_apply_mscale(rp, 1.0))
+        cases.append(case)
+
+    doc = {
+        "generator": "scripts/gen_hf_rope_vectors.py: real Hugging Face transformers code (ROPE_INIT_FUNCTIONS and "
+                     "<Model>RotaryEmbedding.compute_default_rope_parameters) on CPU; inv_freq_f64 is a numpy float64 "
+                     "evaluation of the same formulas",
+        "versions": {**versions, "numpy": numpy.__version__},
+        "cases": cases,
+    }
+    text = json.dumps(doc, indent=1) + "\n"
+    if out_path:
+        with open(out_path, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()

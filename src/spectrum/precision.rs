@@ -1,0 +1,264 @@
+//! What finite precision does to rotary position ids and cos/sin caches.
+//!
+//! * Position ids: a dtype with a p-bit significand represents every integer up to 2^p exactly
+//!   (bf16 256, f16 2048, f32 16 777 216); beyond, ids are rounded to multiples of 2, 4, …, and
+//!   f16 overflows to infinity from 65520 on (65504 is its largest finite value).
+//! * cos/sin cache rows built as Hugging Face builds them (rope-formulas.md §3): positions and
+//!   inv_freq in f32, angle = f32 product, cos/sin in f32 times the attention factor (f32), cast
+//!   to the dtype. Two positions with identical rows are indistinguishable to the layer.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::numeric::Dtype;
+use crate::position::frequencies::RotaryFrequencies;
+
+/// Significand bits (including the implicit bit) of a dtype.
+fn significand_bits(d: Dtype) -> u32 {
+    match d {
+        Dtype::F64 => 53,
+        Dtype::F32 => 24,
+        Dtype::Bf16 => 8,
+        Dtype::F16 => 11,
+    }
+}
+
+/// Number of integers n in 0..=x (x an integer) with a representable value ≤ x that some
+/// integer rounds to: every integer up to 2^p, then every representable value (all integers,
+/// spaced 2^(e−p+1) in the binade [2^e, 2^(e+1))).
+fn representable_integers_up_to(p: u32, x: u64) -> u64 {
+    if p >= 64 || x <= 1u64 << p {
+        return x.saturating_add(1);
+    }
+    let mut count = (1u64 << p) + 1;
+    let mut e = p;
+    while e < 64 && (1u64 << e) < x {
+        let lo = 1u64 << e;
+        let hi = if e + 1 < 64 {
+            (1u64 << (e + 1)).min(x)
+        } else {
+            x
+        };
+        count += (hi - lo) >> (e - p + 1);
+        e += 1;
+    }
+    count
+}
+
+/// Precision facts for one dtype over positions 0..L−1.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DtypePrecision {
+    /// How many distinct finite values the position ids 0..L−1 take once cast to the dtype.
+    pub distinct_positions: u64,
+    /// The first position id that the dtype cannot represent exactly (2^p + 1), if < L.
+    pub first_inexact_position: Option<u64>,
+    /// The first position id that overflows to infinity, if < L (f16: 65520).
+    pub first_overflow_position: Option<u64>,
+    /// Number of distinct cos/sin cache rows over positions 0..L−1 (HF pipeline, see module docs).
+    pub distinct_rows: u64,
+    /// The first position whose row equals an earlier position's row.
+    pub first_duplicate_row: Option<u64>,
+    /// The earlier position it duplicates.
+    pub first_duplicate_of: Option<u64>,
+}
+
+/// Position-id facts: (distinct, first inexact, first overflow) for ids 0..L−1 cast to `d`.
+///
+/// ```
+/// use attnlab::numeric::Dtype;
+/// use attnlab::spectrum::precision::position_ids;
+/// assert_eq!(position_ids(Dtype::Bf16, 1000).1, Some(257));
+/// assert_eq!(position_ids(Dtype::F16, 70_000).2, Some(65520));
+/// ```
+pub fn position_ids(d: Dtype, context: u64) -> (u64, Option<u64>, Option<u64>) {
+    if context == 0 {
+        return (0, None, None);
+    }
+    let p = significand_bits(d);
+    let last = context - 1;
+    let first_inexact = if p < 64 && (1u64 << p) < last {
+        Some((1u64 << p) + 1)
+    } else {
+        None
+    };
+    let rounded = d.round(last as f64);
+    let (top, overflow) = if rounded.is_finite() {
+        (rounded as u64, None)
+    } else {
+        // Smallest integer that rounds to infinity (bisection; rounding is monotone).
+        let (mut lo, mut hi) = (0u64, last);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if d.round(mid as f64).is_finite() {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        (d.round(lo as f64) as u64, Some(hi))
+    };
+    (
+        representable_integers_up_to(p, top),
+        first_inexact,
+        overflow,
+    )
+}
+
+/// Number of leading planes hashed as a row key; equal keys are verified on the full row.
+const KEY_PLANES: usize = 4;
+
+/// One cache entry (cos or sin of plane k at position m) in dtype `d`, as f64 bits.
+fn entry(freqs: &RotaryFrequencies, d: Dtype, m: u64, k: usize) -> (u64, u64) {
+    if d == Dtype::F64 {
+        let a = m as f64 * freqs.inv_freq[k];
+        let af = freqs.attention_factor;
+        return ((a.cos() * af).to_bits(), (a.sin() * af).to_bits());
+    }
+    let af = freqs.attention_factor as f32;
+    let angle = (m as f32) * freqs.inv_freq_f32[k];
+    let (s, c) = (angle as f64).sin_cos();
+    (
+        (d.round_f32(c as f32 * af)).to_bits(),
+        (d.round_f32(s as f32 * af)).to_bits(),
+    )
+}
+
+fn full_row(freqs: &RotaryFrequencies, d: Dtype, m: u64) -> Vec<(u64, u64)> {
+    (0..freqs.inv_freq.len())
+        .map(|k| entry(freqs, d, m, k))
+        .collect()
+}
+
+/// Distinct cos/sin rows over positions 0..L−1 for each dtype of `dtypes`: returns
+/// (distinct rows, first duplicate position, the earlier position it repeats) per dtype.
+///
+/// Rows are keyed by a hash of their first [`KEY_PLANES`] planes (the highest frequencies);
+/// positions with equal keys are compared on the full row, so the count is exact.
+pub fn cache_rows(
+    freqs: &RotaryFrequencies,
+    context: u64,
+    dtypes: &[Dtype],
+) -> Vec<(u64, Option<u64>, Option<u64>)> {
+    let kp = KEY_PLANES.min(freqs.inv_freq.len());
+    let run = |d: Dtype| {
+        let mut seen: HashMap<u64, Vec<u64>> =
+            HashMap::with_capacity(context.min(1 << 22) as usize);
+        let (mut dups, mut first, mut of) = (0u64, None, None);
+        for m in 0..context {
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for k in 0..kp {
+                let (c, s) = entry(freqs, d, m, k);
+                for v in [c, s] {
+                    h = (h ^ v).wrapping_mul(0x0000_0100_0000_01b3);
+                    h ^= h >> 29;
+                }
+            }
+            let bucket = seen.entry(h).or_default();
+            let mut dup_of = None;
+            if !bucket.is_empty() {
+                let row = full_row(freqs, d, m);
+                dup_of = bucket
+                    .iter()
+                    .copied()
+                    .find(|&p| full_row(freqs, d, p) == row);
+            }
+            match dup_of {
+                Some(p) => {
+                    dups += 1;
+                    if first.is_none() {
+                        (first, of) = (Some(m), Some(p));
+                    }
+                }
+                None => bucket.push(m),
+            }
+        }
+        (context - dups, first, of)
+    };
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = dtypes.iter().map(|&d| sc.spawn(move || run(d))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("cache-row thread panicked"))
+            .collect()
+    })
+}
+
+/// All precision facts for the four dtypes (f64, f32, bf16, f16).
+pub fn precision_all(freqs: &RotaryFrequencies, context: u64) -> Vec<(Dtype, DtypePrecision)> {
+    let rows = cache_rows(freqs, context, &Dtype::ALL);
+    Dtype::ALL
+        .iter()
+        .zip(rows)
+        .map(
+            |(&d, (distinct_rows, first_duplicate_row, first_duplicate_of))| {
+                let (distinct_positions, first_inexact_position, first_overflow_position) =
+                    position_ids(d, context);
+                (
+                    d,
+                    DtypePrecision {
+                        distinct_positions,
+                        first_inexact_position,
+                        first_overflow_position,
+                        distinct_rows,
+                        first_duplicate_row,
+                        first_duplicate_of,
+                    },
+                )
+            },
+        )
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn position_counts_match_brute_force() {
+        for d in Dtype::ALL {
+            for l in [1u64, 100, 257, 258, 1024, 3000, 65_600, 200_000] {
+                let set: HashSet<u64> = (0..l)
+                    .map(|p| d.round(p as f64))
+                    .filter(|v| v.is_finite())
+                    .map(|v| v.to_bits())
+                    .collect();
+                assert_eq!(position_ids(d, l).0, set.len() as u64, "{d} L={l}");
+            }
+        }
+        assert_eq!(position_ids(Dtype::Bf16, 300).1, Some(257));
+        assert_eq!(position_ids(Dtype::F16, 3000).1, Some(2049));
+        assert_eq!(position_ids(Dtype::F16, 70_000).2, Some(65520));
+        assert_eq!(position_ids(Dtype::F16, 65_520).2, None);
+        assert_eq!(position_ids(Dtype::F32, 1 << 20), (1 << 20, None, None));
+    }
+
+    #[test]
+    fn cache_rows_match_a_full_row_set() {
+        // Brute force: the set of complete rows. A coarse set (few slow planes, bf16) makes
+        // duplicates appear; the hashed count must agree exactly.
+        let f = RotaryFrequencies::from_base(1e6, 4).unwrap(); // ω = 1, 1e-3
+        for d in [Dtype::Bf16, Dtype::F16, Dtype::F32] {
+            let l = 20_000u64;
+            let mut set = HashSet::new();
+            let mut first = None;
+            for m in 0..l {
+                if !set.insert(full_row(&f, d, m)) && first.is_none() {
+                    first = Some(m);
+                }
+            }
+            let got = cache_rows(&f, l, &[d])[0];
+            assert_eq!((got.0, got.1), (set.len() as u64, first), "{d}");
+        }
+    }
+
+    #[test]
+    fn f32_positions_collapse_beyond_2_pow_24() {
+        // Positions 2^24 and 2^24 + 1 are the same f32 number, so their rows are equal.
+        let f = RotaryFrequencies::from_base(10000.0, 8).unwrap();
+        let a = full_row(&f, Dtype::F32, 1 << 24);
+        assert_eq!(a, full_row(&f, Dtype::F32, (1 << 24) + 1));
+        assert_ne!(a, full_row(&f, Dtype::F32, (1 << 24) + 2));
+    }
+}
