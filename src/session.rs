@@ -25,6 +25,10 @@ use crate::experiment::{self, FloatType};
 use crate::layer::{InputSpec, Inputs, LayerKind, LayerSpec, PosKind, Readout};
 use crate::position::frequencies::{parse_omega_list, Omega};
 use crate::rng::{Gaussian, RngKind, StdGaussian};
+use crate::spectrum::angle::phase;
+use crate::spectrum::identity::score_absolute;
+use crate::spectrum::period::period;
+use crate::spectrum::resolve::{resolve, DEFAULT_TOL};
 use crate::symmetry::{
     check_equivariance, check_future_independence, check_invariance, check_prefix_invariance,
     compare, CheckReport, Permutation, Tolerance,
@@ -1175,65 +1179,15 @@ fn causal_prefix() -> Step {
 }
 
 // --- 10–13. rotary ------------------------------------------------------------------------------------
+//
+// These steps compute with `crate::spectrum`: scores with `identity::score_absolute` (the rotated
+// vectors' dot product, every phase reduced accurately), periods with `period::period`, and
+// resolution with `resolve::resolve`.
 
-/// The score of aligned unit vectors `q = k = (1, 0)` after rotating `q` at position `i` and `k`
-/// at position `j` by their angles `iω`, `jω` (phases reduced exactly for rational multiples of
-/// π by [`Omega::phase`]): `q'ᵀk' = cos(iω)cos(jω) + sin(iω)sin(jω) = cos((j − i)ω)`.
-///
-/// ```
-/// use attnlab::position::frequencies::Omega;
-/// use attnlab::session::rotary_score;
-/// let w = Omega::parse("pi/2").unwrap();
-/// assert_eq!(rotary_score(w, 0, 0), 1.0);
-/// assert!((rotary_score(w, 3, 5) + 1.0).abs() < 1e-15); // separation 2: cos π = −1
-/// ```
-pub fn rotary_score(omega: Omega, i: i64, j: i64) -> f64 {
-    let (a, b) = (omega.phase(i), omega.phase(j));
-    let q = (a.cos(), a.sin());
-    let k = (b.cos(), b.sin());
-    q.0 * k.0 + q.1 * k.1
-}
-
-/// Whether `s·ω` is a whole number of turns: exact (integer arithmetic) for rational multiples
-/// of π; for other frequencies, within `1e-9` rad of a multiple of 2π (the reduction is accurate
-/// to a few ulps of 2π, so 1e-9 only admits genuine near-returns).
-pub fn returns_to_start(omega: Omega, s: i64) -> bool {
-    match omega.turns_fraction() {
-        Some((a, b)) => (s as i128 * a as i128).rem_euclid(b as i128) == 0,
-        None => {
-            let p = omega.phase(s);
-            p.min(std::f64::consts::TAU - p) <= 1e-9
-        }
-    }
-}
-
-/// The first separation `s > 0` with `s·ω ≡ 0 (mod 2π)` — `b` for `ω = 2π·a/b` in lowest terms —
-/// found by scanning `1..=limit` with [`returns_to_start`]; `None` if there is none up to `limit`.
-///
-/// ```
-/// use attnlab::position::frequencies::Omega;
-/// use attnlab::session::first_repeat;
-/// assert_eq!(first_repeat(Omega::parse("3*pi/4").unwrap(), 100), Some(8));
-/// assert_eq!(first_repeat(Omega::parse("1").unwrap(), 100), None);
-/// ```
-pub fn first_repeat(omega: Omega, limit: i64) -> Option<i64> {
-    (1..=limit).find(|&s| returns_to_start(omega, s))
-}
-
-/// The first separation `s` in `1..context` at which every frequency of the set returns to its
-/// start at once (a common period), or `None`: with `None` the set distinguishes every
-/// separation within the context, since two separations `s₁ < s₂` give the same angles exactly
-/// when `s₂ − s₁` is a common period.
-///
-/// ```
-/// use attnlab::position::frequencies::parse_omega_list;
-/// use attnlab::session::first_common_repeat;
-/// let set = parse_omega_list("pi/2,pi/3").unwrap();
-/// assert_eq!(first_common_repeat(&set, 16), Some(12));
-/// assert_eq!(first_common_repeat(&set, 12), None);
-/// ```
-pub fn first_common_repeat(omegas: &[Omega], context: i64) -> Option<i64> {
-    (1..context).find(|&s| omegas.iter().all(|&w| returns_to_start(w, s)))
+/// The score of `q = k = (1, 0)` after rotating `q` at position 0 and `k` at position `s` in one
+/// plane of frequency `ω`: `(R(0)q)ᵀ(R(sω)k) = cos(sω)`.
+fn aligned_score(w: Omega, s: i64) -> f64 {
+    score_absolute(&[w.value()], &[1.0, 0.0], &[1.0, 0.0], 0.0, s as f64)
 }
 
 fn rope_scores_kind(s: &Settings) -> Result<AnswerKind> {
@@ -1273,14 +1227,18 @@ fn rope_scores() -> Step {
         run: |s| {
             let w = s.omega("omega")?;
             let seps = s.ints("separations")?;
-            let scores: Vec<f64> = seps.iter().map(|&sep| rotary_score(w, 0, sep)).collect();
+            let scores: Vec<f64> = seps.iter().map(|&sep| aligned_score(w, sep)).collect();
             let evidence = seps
                 .iter()
                 .zip(&scores)
                 .map(|(&sep, &sc)| {
                     ev(
-                        format!("s = {sep}: angle s·ω mod 2π"),
-                        format!("{} rad, score {}", fmt_num(w.phase(sep)), fmt_num(sc)),
+                        format!("s = {sep}: angle s·ω reduced to (−π, π]"),
+                        format!(
+                            "{} rad, score {}",
+                            fmt_num(phase(sep as f64, w.value())),
+                            fmt_num(sc)
+                        ),
                     )
                 })
                 .collect();
@@ -1304,24 +1262,29 @@ fn repeat_observation(w: Omega) -> Result<Observation> {
             "a rational multiple of pi (it never repeats exactly otherwise)",
         )
     })?;
-    let s = first_repeat(w, b)
-        .ok_or_else(|| Error::invalid("frequency", w.label(), "a frequency that repeats"))?;
-    let mut evidence = vec![ev("ω as a fraction of a turn", format!("2π·{a}/{b}"))];
-    evidence.push(ev(
-        "2π/ω (not necessarily a whole number)",
-        fmt_num(std::f64::consts::TAU / w.value()),
-    ));
+    let report = period(w, DEFAULT_TOL, b.unsigned_abs())?;
+    let s = report
+        .first_repeat
+        .ok_or_else(|| Error::invalid("frequency", w.label(), "a frequency that repeats"))?
+        as i64;
+    let mut evidence = vec![
+        ev("ω as a fraction of a turn", format!("2π·{a}/{b}")),
+        ev(
+            "2π/ω, one full turn (not necessarily a whole number)",
+            fmt_num(report.wavelength),
+        ),
+    ];
     for sep in [0, 1, s - 1, s]
         .into_iter()
         .filter(|&x| x >= 0)
         .collect::<std::collections::BTreeSet<_>>()
     {
         evidence.push(ev(
-            format!("s = {sep}: angle mod 2π, score"),
+            format!("s = {sep}: angle reduced to (−π, π], score"),
             format!(
                 "{} rad, {}",
-                fmt_num(w.phase(sep)),
-                fmt_num(rotary_score(w, 0, sep))
+                fmt_num(phase(sep as f64, w.value())),
+                fmt_num(aligned_score(w, sep))
             ),
         ));
     }
@@ -1378,7 +1341,7 @@ fn rope_resolve() -> Step {
         id: "rope_resolve",
         title: "What a set of frequencies resolves within a context",
         varied: "the frequency set and the context length L",
-        fixed: "one rotation plane per frequency",
+        fixed: "one rotation plane per frequency; a separation counts as a repeat when every plane is within 1e-9 rad of a whole turn (exact integer arithmetic for rational multiples of π)",
         params: vec![
             Param {
                 name: "omegas",
@@ -1405,29 +1368,32 @@ fn rope_resolve() -> Step {
         kind: integer_or_none,
         run: |s| {
             let set = s.omegas("omegas")?;
-            let l = s.count("context")? as i64;
+            let l = s.count("context")? as u64;
             let mut evidence = Vec::new();
             for &w in &set {
-                let within: Vec<String> = (1..l)
-                    .filter(|&x| returns_to_start(w, x))
-                    .map(|x| x.to_string())
-                    .collect();
+                let p = period(w, DEFAULT_TOL, l - 1)?;
+                let first = p.first_repeat.filter(|&r| r < l).or(p.first_within_tol);
                 evidence.push(ev(
-                    format!("ω = {}: repeats within 1..{}", w.label(), l - 1),
-                    if within.is_empty() {
-                        "never".to_string()
-                    } else {
-                        within.join(", ")
-                    },
+                    format!("ω = {} alone: first repeat within 1..{}", w.label(), l - 1),
+                    first.map_or("none".to_string(), |r| r.to_string()),
                 ));
             }
-            let common = first_common_repeat(&set, l);
+            let r = resolve(&set, l, DEFAULT_TOL)?;
+            if let Some(cp) = r.common_period {
+                evidence.push(ev("common period (lcm of the single periods)", cp.to_string()));
+            }
             evidence.push(ev(
-                "all at once, first",
-                common.map_or("never within the context".into(), |c| c.to_string()),
+                "all at once, first (within the context)",
+                r.first_alias.map_or("none".into(), |c| c.to_string()),
             ));
+            if let (Some(m), Some(at)) = (r.min_margin, r.margin_at) {
+                evidence.push(ev(
+                    "closest approach to separation 0 (largest per-plane phase distance, minimised over s)",
+                    format!("{} rad at s = {at}", fmt_sci(m)),
+                ));
+            }
             let labels = set.iter().map(|w| w.label()).collect::<Vec<_>>().join(", ");
-            let explanation = match common {
+            let explanation = match r.first_alias {
                 Some(c) => format!(
                     "{{{labels}}} all return to their start at s = {c} < L = {l}, so separations 0 and {c} look identical: the set resolves every separation only in contexts of at most {c} positions."
                 ),
@@ -1437,7 +1403,7 @@ fn rope_resolve() -> Step {
                 ),
             };
             Ok(Observation {
-                result: common.map_or(Answer::Nothing, Answer::Integer),
+                result: r.first_alias.map_or(Answer::Nothing, |c| Answer::Integer(c as i64)),
                 evidence,
                 explanation,
             })
@@ -1990,12 +1956,16 @@ mod tests {
             run("rope_resolve", &[("omegas", "pi/2,pi/4")]).result,
             Answer::Integer(8)
         );
-        // A float frequency never returns exactly; with π/2 alone the set repeats at 4.
+        // A float frequency never returns exactly (within 1e-9 rad in a context of 16); π/2 alone
+        // repeats at 4.
         assert_eq!(
             run("rope_resolve", &[("omegas", "1")]).result,
             Answer::Nothing
         );
-        assert!(first_repeat(Omega::parse("1").unwrap(), 10_000).is_none());
+        assert_eq!(
+            run("rope_resolve", &[("omegas", "pi/2")]).result,
+            Answer::Integer(4)
+        );
         // A float ω is refused where an exact period is asked for.
         let step = rope_repeat_chosen();
         let o = BTreeMap::from([("omega".to_string(), "0.5".to_string())]);
