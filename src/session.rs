@@ -517,6 +517,8 @@ pub struct Step {
     pub varied: &'static str,
     /// What is held fixed.
     pub fixed: &'static str,
+    /// A nudge shown on request (never the answer).
+    pub hint: &'static str,
     /// The quantities the student may set.
     pub params: Vec<Param>,
     question: QuestionFn,
@@ -551,6 +553,9 @@ pub struct StepRecord {
     /// compared with the explanation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Whether the student asked for the hint before predicting.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hint_used: bool,
 }
 
 impl Step {
@@ -632,6 +637,7 @@ impl Step {
             explanation: obs.explanation,
             evidence: obs.evidence,
             reason: None,
+            hint_used: false,
         })
     }
 }
@@ -722,6 +728,7 @@ fn rows(a: &Array2<f64>) -> String {
 fn embedding_dim() -> Step {
     Step {
         id: "embedding_dim",
+        hint: "Multiplying a one-hot row vector by E picks out one row of E. What does that ask of E's number of columns?",
         title: "Must the embedding dimension equal the vocabulary size? (checkpoint 1)",
         varied: "nothing — a reading of the course table",
         fixed: "the embedding table E for the vocabulary (A, B, .)",
@@ -792,6 +799,7 @@ fn perm_param(default: &'static str) -> Param {
 fn shuffle_attention() -> Step {
     Step {
         id: "shuffle_attention",
+        hint: "Q = H·Wq acts on each row of H separately. What does permuting the rows of H do to the rows of Q, K and V, and to the entries within each row of Q·Kᵀ?",
         title: "Shuffling bare attention",
         varied: "the order of the 4 input tokens (the permutation P)",
         fixed: "bare attention (no mask, no positions), Wq, Wk, Wv and X of the course program (np.random.seed(0)), f64",
@@ -849,6 +857,7 @@ fn swap_kind(_: &Settings) -> Result<AnswerKind> {
 fn swap_two_tokens() -> Step {
     Step {
         id: "swap_two_tokens",
+        hint: "Equivariance says Attn(ΠH) = Π·Attn(H). Which Π turns AB into BA, and what does it do to the rows of a matrix?",
         title: "The swapped two-token input (checkpoint 2)",
         varied: "the order of the two tokens (AB → BA)",
         fixed: "the embedding table E, bare attention with Wq, Wk, Wv drawn with seed 0 (std), no mask, no positions",
@@ -911,6 +920,7 @@ fn readout_kind(_: &Settings) -> Result<AnswerKind> {
 fn readouts() -> Step {
     Step {
         id: "readouts",
+        hint: "Which readout depends on where each row sits, and which only on the set of rows?",
         title: "Mean vs row readout for AB and BA",
         varied: "the order of the two tokens, and the readout (mean over positions or row 0)",
         fixed: "the embedding table E, bare attention with Wq, Wk, Wv drawn with seed 0 (std)",
@@ -972,6 +982,7 @@ fn readouts() -> Step {
 fn rnn_shuffle() -> Step {
     Step {
         id: "rnn_shuffle",
+        hint: "h_t is built from h_{t−1}. What was the first hidden state computed from before the shuffle, and after it?",
         title: "The RNN contrast",
         varied: "the order of the 4 input tokens (the permutation P)",
         fixed: "an Elman RNN h_t = tanh(x_t·Wx + h_{t−1}·Wh), Wx and Wh drawn after the course program's matrices (scaled by 1/√d), the same X, f64",
@@ -1003,6 +1014,7 @@ fn rnn_shuffle() -> Step {
 fn index_signal() -> Step {
     Step {
         id: "index_signal",
+        hint: "The signal is attached to the slot p, not to the token. After the shuffle, which index does each token carry?",
         title: "Adding a positional signal",
         varied: "the scale of the index signal (p·scale added to every component of row p)",
         fixed: "bare attention and the input of the course program, the shuffle P = [2,0,3,1], f64",
@@ -1057,6 +1069,7 @@ fn causal() -> LayerSpec {
 fn causal_equivariance() -> Step {
     Step {
         id: "causal_equivariance",
+        hint: "Which keys can the token that lands in slot 0 see, compared with what it saw before the shuffle?",
         title: "The causal mask and equivariance",
         varied: "the order of the 4 input tokens (the permutation P)",
         fixed: "attention with a causal mask (query i sees keys j ≤ i), no positions, the course program's input, f64",
@@ -1085,6 +1098,7 @@ fn causal_equivariance() -> Step {
 fn causal_future() -> Step {
     Step {
         id: "causal_future",
+        hint: "Which keys enter the softmax of a query at a position i < t?",
         title: "The causal mask: are earlier outputs blind to later tokens?",
         varied:
             "the cut t: the tokens at positions ≥ t are replaced by new random vectors (std seed 1)",
@@ -1135,6 +1149,7 @@ fn causal_future() -> Step {
 fn causal_prefix() -> Step {
     Step {
         id: "causal_prefix",
+        hint: "The query at position t sees the keys at 0..t. Does reordering keys together with their values change a softmax-weighted sum?",
         title: "The causal mask gives access, not distance",
         varied: "the prefix length t: every reordering of the first t tokens",
         fixed: "attention with a causal mask, no positions, the course program's input, f64",
@@ -1200,6 +1215,7 @@ fn rope_scores_kind(s: &Settings) -> Result<AnswerKind> {
 fn rope_scores() -> Step {
     Step {
         id: "rope_scores",
+        hint: "R(iω)ᵀR(jω) = R((j−i)ω): the score of aligned unit vectors is the cosine of the angle between them.",
         title: "Rotary scores against separation",
         varied: "the frequency ω and the separations s = j − i",
         fixed: "one rotation plane, q = k = (1, 0), the query at position 0",
@@ -1301,6 +1317,7 @@ fn repeat_observation(w: Omega) -> Result<Observation> {
 fn rope_repeat_half_pi() -> Step {
     Step {
         id: "rope_repeat_half_pi",
+        hint: "How many quarter turns make a whole turn?",
         title: "The first repeat of ω = π/2 (checkpoint 3)",
         varied: "nothing — ω = π/2 is the seed's example",
         fixed: "ω = π/2, q = k = (1, 0)",
@@ -1316,6 +1333,7 @@ fn rope_repeat_half_pi() -> Step {
 fn rope_repeat_chosen() -> Step {
     Step {
         id: "rope_repeat_chosen",
+        hint: "Write ω as 2π·a/b in lowest terms. For which s is s·a/b a whole number?",
         title: "The first repeat of a chosen ω",
         varied: "the frequency ω (a rational multiple of π)",
         fixed: "one rotation plane, q = k = (1, 0)",
@@ -1339,6 +1357,7 @@ fn rope_repeat_chosen() -> Step {
 fn rope_resolve() -> Step {
     Step {
         id: "rope_resolve",
+        hint: "Each frequency alone repeats at its own period. When do all of them repeat together?",
         title: "What a set of frequencies resolves within a context",
         varied: "the frequency set and the context length L",
         fixed: "one rotation plane per frequency; a separation counts as a repeat when every plane is within 1e-9 rad of a whole turn (exact integer arithmetic for rational multiples of π)",
@@ -1414,6 +1433,7 @@ fn rope_resolve() -> Step {
 fn values_rotated() -> Step {
     Step {
         id: "values_rotated",
+        hint: "Which of Q, K and V enter the scores, and which enters only after the softmax?",
         title: "Are values rotated?",
         varied: "the sequence length n",
         fixed: "rotary attention (half-split pairs, base 10000) vs the same layer without positions; Wq = Wk = 0 so every weight is 1/n; Wv and X from the course program (np.random.seed(0)), f64",
@@ -1468,6 +1488,7 @@ fn challenge_kind(_: &Settings) -> Result<AnswerKind> {
 fn challenge() -> Step {
     Step {
         id: "challenge",
+        hint: "Think of exercises 1 and 3 of seed 000: which layer is order-blind, and what was added to make order matter?",
         title: "Seed 000's independent challenge",
         varied: "nothing — the evidence is the bare and the position-broken shuffle tests",
         fixed: "the course program's input, P = [2,0,3,1], index signal p·0.1, f64",
@@ -1868,6 +1889,7 @@ mod tests {
                 "{}",
                 s.id
             );
+            assert!(s.hint.ends_with('?') || s.hint.ends_with('.'), "{}", s.id);
         }
     }
 

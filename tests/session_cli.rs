@@ -378,9 +378,9 @@ fn bad_answers_files_exit_2_naming_the_step_and_the_form() {
 }
 
 /// Drives the binary through a pseudo-terminal with python3's `pty` module: answers a prompt
-/// wrongly formed ("maybe" → re-asked with the accepted form), answers two steps, keeps a
-/// default at a settings prompt, gives one reason and skips another, then sends Ctrl-D (EOF) at
-/// the next prompt.
+/// wrongly formed ("maybe" → re-asked with the accepted form), asks for the hint, answers two
+/// steps, sets a permutation at a settings prompt, gives one reason and skips another, then sends
+/// Ctrl-D (EOF) at the next prompt (a settings prompt).
 const PTY_DRIVER: &str = r#"
 import os, pty, select, subprocess, sys, time
 binary, state = sys.argv[1], sys.argv[2]
@@ -407,16 +407,20 @@ def expect(needle, timeout=60):
     i = seen.index(needle.encode()) + len(needle)
     sys.stdout.write(seen[:i].decode(errors="replace"))
     seen = seen[i:]
-expect("your prediction: ")
+expect("your prediction (? for a hint): ")
 os.write(master, b"maybe\n")
 expect("accepted: yes or no")
-expect("your prediction: ")
+expect("your prediction (? for a hint): ")
+os.write(master, b"?\n")
+expect("hint: ")
+expect("your prediction (? for a hint): ")
 os.write(master, b"no\n")
 expect("(optional, Enter skips): ")
 os.write(master, b"a label selects a row\n")
 expect("(Enter keeps it): ")
-os.write(master, b"\n")
-expect("your prediction: ")
+os.write(master, b"2,1,0,3\n")
+expect("Q (your settings): ")
+expect("your prediction (? for a hint): ")
 os.write(master, b"yes\n")
 expect("(optional, Enter skips): ")
 os.write(master, b"\n")
@@ -489,10 +493,21 @@ fn interactive_session_through_a_pty_exits_cleanly_on_eof_keeping_progress() {
         .map(|r| r["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, ["embedding_dim", "shuffle_attention"]);
-    // The kept default was recorded with the step, and so was the reason (the skipped one not).
-    assert_eq!(saved["records"][1]["settings"]["perm"], "2,0,3,1");
+    // The setting typed at the prompt was used and recorded, and so were the reason (the skipped
+    // one not) and the hint.
+    assert_eq!(saved["records"][1]["settings"]["perm"], "2,1,0,3");
+    assert!(saved["records"][1]["question"]
+        .as_str()
+        .unwrap()
+        .contains("P = [2,1,0,3]"));
     assert_eq!(saved["records"][0]["reason"], "a label selects a row");
     assert!(saved["records"][1].get("reason").is_none());
+    assert_eq!(saved["records"][0]["hint_used"], true);
+    assert!(saved["records"][1].get("hint_used").is_none());
+    assert!(
+        text.contains("hint: Multiplying a one-hot row vector"),
+        "{text}"
+    );
     // Resuming (scripted) picks up at step 3.
     let answers = write(dir.path(), "right.toml", RIGHT);
     let (code, out, _) = session(&[

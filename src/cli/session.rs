@@ -100,6 +100,10 @@ fn header(n: &Narrator, i: usize, total: usize, step: &Step) -> anyhow::Result<(
 
 fn show_question(n: &Narrator, question: &str, kind: &AnswerKind) -> anyhow::Result<()> {
     n.say(&format!("   Q: {question}"))?;
+    show_form(n, kind)
+}
+
+fn show_form(n: &Narrator, kind: &AnswerKind) -> anyhow::Result<()> {
     if let AnswerKind::Choice { options } = kind {
         for o in options {
             n.say(&format!("      {}) {}", o.key, o.text))?;
@@ -122,6 +126,9 @@ fn show_record(n: &Narrator, r: &StepRecord) -> anyhow::Result<()> {
     for e in &r.evidence {
         n.say(&format!("   · {}: {}", e.label, e.value))?;
     }
+    if r.hint_used {
+        n.say("   (you used the hint)")?;
+    }
     if let Some(reason) = &r.reason {
         n.say(&format!("   your reason: {reason}"))?;
     }
@@ -141,6 +148,9 @@ fn interactive_step(
     input: &mut dyn BufRead,
     step: &Step,
 ) -> anyhow::Result<Option<StepRecord>> {
+    // The question first (with the defaults), so the student knows what a setting is for.
+    let defaults = step.settings(&BTreeMap::new())?;
+    n.say(&format!("   Q: {}", step.question(&defaults)?))?;
     let mut overrides = BTreeMap::new();
     for p in &step.params {
         loop {
@@ -165,12 +175,24 @@ fn interactive_step(
     }
     let settings = step.settings(&overrides)?;
     let kind = step.answer_kind(&settings)?;
-    show_question(n, &step.question(&settings)?, &kind)?;
+    if settings != defaults {
+        n.say(&format!(
+            "   Q (your settings): {}",
+            step.question(&settings)?
+        ))?;
+    }
+    show_form(n, &kind)?;
+    let mut hint_used = false;
     let prediction = loop {
-        n.prompt("   your prediction: ")?;
+        n.prompt("   your prediction (? for a hint): ")?;
         let Some(line) = read_line(input)? else {
             return Ok(None);
         };
+        if line == "?" || line.eq_ignore_ascii_case("hint") {
+            hint_used = true;
+            n.say(&format!("   hint: {}", step.hint))?;
+            continue;
+        }
         match kind.parse(&line) {
             Ok(a) => break a,
             Err(_) => n.say(&format!(
@@ -185,6 +207,7 @@ fn interactive_step(
     };
     let mut record = step.evaluate(&settings, &prediction)?;
     record.reason = Some(reason).filter(|r| !r.is_empty());
+    record.hint_used = hint_used;
     Ok(Some(record))
 }
 
@@ -218,7 +241,7 @@ pub fn run(args: SessionArgs) -> anyhow::Result<Outcome> {
         n.say("Prediction first: for each step, say what you expect before it is computed.")?;
         if prepared.is_none() {
             n.say(
-                "Press Enter to keep a default; Ctrl-D (or quit) stops and keeps your progress.",
+                "Press Enter to keep a default, ? for a hint; Ctrl-D (or quit) stops and keeps your progress.",
             )?;
         }
     } else if already < all.len() {
