@@ -520,3 +520,45 @@ fn interactive_session_through_a_pty_exits_cleanly_on_eof_keeping_progress() {
     assert_eq!(out.matches("── Step").count(), 13);
     assert!(out.contains("Score: 15/15"));
 }
+
+#[test]
+fn list_shows_every_step_with_its_form_and_settings() {
+    let (code, out, _) = session(&["--list", "--json"]);
+    assert_eq!(code, 0);
+    let v = json(&out);
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), STEPS);
+    // The ids are the keys of the right-answers sheet, in session order.
+    let right: toml::Table = toml::from_str(RIGHT).unwrap();
+    for s in steps {
+        assert!(right.contains_key(s["id"].as_str().unwrap()), "{s}");
+    }
+    let scores = steps.iter().find(|s| s["id"] == "rope_scores").unwrap();
+    assert_eq!(scores["settings"][0]["name"], "omega");
+    assert_eq!(scores["settings"][0]["default"], "pi/2");
+    assert_eq!(scores["answer_kind"]["count"], 5);
+    let (code, out, _) = session(&["--list"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("rope_resolve") && out.contains("omegas (pi/2,pi/3)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn piped_input_with_json_keeps_stdout_for_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("s.json");
+    let out = cargo_bin_cmd!("attnlab")
+        .args(["session", "--json", "--state", state.to_str().unwrap()])
+        .write_stdin("no\n\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v = json(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["paused"], "input ended");
+    assert_eq!(v["score"]["answered"], 1);
+    assert!(v["resume"].as_str().unwrap().contains("--state"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("your prediction"));
+}

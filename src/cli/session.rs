@@ -29,6 +29,10 @@ pub struct SessionArgs {
     /// Print one JSON object (the report) on stdout; prompts and narration go to stderr.
     #[arg(long)]
     pub json: bool,
+    /// List the steps (ids, answer forms, settings with their defaults) and exit — what an
+    /// answers file needs.
+    #[arg(long, conflicts_with_all = ["answers", "reset"])]
+    pub list: bool,
 }
 
 /// The default state file: `$XDG_STATE_HOME/attnlab/session.json`, else
@@ -219,8 +223,56 @@ fn resume_command(path: &Path, answers: Option<&Path>) -> String {
     c
 }
 
+/// `--list`: every step with its question (at the defaults), answer form and settings.
+fn list(all: &[Step], as_json: bool) -> anyhow::Result<Outcome> {
+    let mut rows = Vec::new();
+    for s in all {
+        let defaults = s.settings(&BTreeMap::new())?;
+        let kind = s.answer_kind(&defaults)?;
+        rows.push(json!({
+            "id": s.id,
+            "title": s.title,
+            "varied": s.varied,
+            "fixed": s.fixed,
+            "question": s.question(&defaults)?,
+            "answer_form": kind.form(),
+            "answer_kind": kind,
+            "settings": s.params.iter().map(|p| json!({
+                "name": p.name, "what": p.what, "default": p.default, "form": p.form(),
+            })).collect::<Vec<_>>(),
+        }));
+    }
+    if as_json {
+        print_json(&json!({ "steps": rows }))?;
+        return Ok(Outcome::Holds);
+    }
+    let mut t = table(&["step id", "answer with", "settings (default)"]);
+    for s in all {
+        let defaults = s.settings(&BTreeMap::new())?;
+        let settings: Vec<String> = s
+            .params
+            .iter()
+            .map(|p| format!("{} ({})", p.name, p.default))
+            .collect();
+        t.add_row(vec![
+            s.id.to_string(),
+            s.answer_kind(&defaults)?.form(),
+            if settings.is_empty() {
+                "—".into()
+            } else {
+                settings.join(", ")
+            },
+        ]);
+    }
+    println!("{t}");
+    Ok(Outcome::Holds)
+}
+
 pub fn run(args: SessionArgs) -> anyhow::Result<Outcome> {
     let all = steps();
+    if args.list {
+        return list(&all, args.json);
+    }
     let state_path = args.state.clone().unwrap_or_else(default_state_path);
     // A bad answers file is reported before anything runs or any progress changes.
     let prepared = match &args.answers {
