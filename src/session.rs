@@ -1529,6 +1529,16 @@ fn challenge() -> Step {
 }
 
 /// The session's steps, in order.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use attnlab::session::{steps, Answer};
+/// let step = steps().into_iter().find(|s| s.id == "rope_repeat_chosen").unwrap();
+/// // Vary ω: 2π/7 is a seventh of a turn, so it repeats first at s = 7.
+/// let set = step.settings(&BTreeMap::from([("omega".into(), "2*pi/7".into())])).unwrap();
+/// let record = step.evaluate(&set, &Answer::Integer(7)).unwrap();
+/// assert!(record.correct && record.result == Answer::Integer(7));
+/// ```
 pub fn steps() -> Vec<Step> {
     vec![
         embedding_dim(),
