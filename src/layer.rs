@@ -22,6 +22,11 @@ use crate::rng::RngKind;
 use crate::tokenizer::Vocabulary;
 use crate::{Error, Real, Result};
 
+/// Largest sequence length accepted (a 16384² f64 score matrix is 2 GiB).
+pub const MAX_TOKENS: usize = 16_384;
+/// Largest model width accepted.
+pub const MAX_DIM: usize = 8_192;
+
 /// How the inputs of a run are obtained.
 #[derive(Debug, Clone)]
 pub struct InputSpec {
@@ -158,6 +163,19 @@ impl InputSpec {
         };
         if n == 0 {
             return Err(Error::invalid("--n", 0, "at least 1 token"));
+        }
+        // The n × n score matrix and the d × d projections must fit in memory comfortably.
+        if n > MAX_TOKENS {
+            return Err(Error::invalid(
+                "--n",
+                n,
+                format!(
+                    "at most {MAX_TOKENS} tokens (the n×n score matrix would not fit in memory)"
+                ),
+            ));
+        }
+        if d > MAX_DIM {
+            return Err(Error::invalid("--dim", d, format!("at most {MAX_DIM}")));
         }
         if self.heads == 0 || d % self.heads != 0 {
             return Err(Error::invalid(

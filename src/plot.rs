@@ -202,15 +202,37 @@ pub fn heatmap(
         .max(f64::MIN_POSITIVE);
     let root = SVGBackend::new(path, (640, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| plot_err(path, e))?;
+    let (rf, cf) = (rows.max(1) as f64, cols.max(1) as f64);
     let mut c = ChartBuilder::on(&root)
         .caption(format!("{title}  (|max| = {vmax:.3e})"), ("sans-serif", 18))
         .margin(15)
         .x_label_area_size(40)
         .y_label_area_size(50)
-        .build_cartesian_2d(0..cols.max(1), (0..rows.max(1)).into_segmented())
+        .build_cartesian_2d(0.0..cf, 0.0..rf)
         .map_err(|e| plot_err(path, e))?;
+    // Cell (r, col) covers x ∈ [col, col+1], y ∈ [rows−1−r, rows−r], so row 0 is at the top;
+    // labels sit at cell centres and name the row/column index.
+    let centre = |v: f64| (v - v.floor() - 0.5).abs() < 1e-9;
+    let x_fmt = |v: &f64| {
+        if centre(*v) {
+            format!("{}", v.floor() as usize)
+        } else {
+            String::new()
+        }
+    };
+    let y_fmt = |v: &f64| {
+        if centre(*v) {
+            format!("{}", rows - 1 - v.floor() as usize)
+        } else {
+            String::new()
+        }
+    };
     c.configure_mesh()
         .disable_mesh()
+        .x_labels(2 * cols + 1)
+        .y_labels(2 * rows + 1)
+        .x_label_formatter(&x_fmt)
+        .y_label_formatter(&y_fmt)
         .x_desc(x_label)
         .y_desc(y_label)
         .draw()
@@ -225,12 +247,9 @@ pub fn heatmap(
         }
     };
     c.draw_series(values.indexed_iter().map(|((r, col), &v)| {
-        let rr = rows - 1 - r;
+        let y = (rows - 1 - r) as f64;
         Rectangle::new(
-            [
-                (col, SegmentValue::Exact(rr)),
-                (col + 1, SegmentValue::Exact(rr + 1)),
-            ],
+            [(col as f64, y), (col as f64 + 1.0, y + 1.0)],
             color(v).filled(),
         )
     }))

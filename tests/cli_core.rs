@@ -177,6 +177,8 @@ fn bad_inputs_exit_2_with_one_clear_line() {
         (vec!["equivariance", "--perm", "a,b,c,d"], "permutation"),
         (vec!["equivariance", "--n", "0"], "--n"),
         (vec!["equivariance", "--dim", "0"], "--dim"),
+        (vec!["attend", "--n", "1000000"], "--n"),
+        (vec!["attend", "--dim", "100000"], "--dim"),
         (vec!["attend", "--text", "A B", "--dim", "3"], "--dim"),
         (vec!["attend", "--text", "A C"], "\"C\""),
         (vec!["attend", "--mask", "diagonal"], "diagonal"),

@@ -139,7 +139,10 @@ pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
         add(&w.equation, w);
     }
     println!("{t}");
-    println!("tolerance: {}", r.tolerance_detail.derivation);
+    println!(
+        "permutations: {perm_mode}; tolerance: {}",
+        r.tolerance_detail.derivation
+    );
     let mut c = table(&["control", "must show", "max abs error", "margin", "ok"]);
     for ctl in &result.controls {
         c.add_row(vec![

@@ -29,7 +29,8 @@ pub struct LabArgs {
     pub context: u64,
 }
 
-fn rows_table(rows: &[Vec<f64>]) -> comfy_table::Table {
+/// A matrix as a table, each entry formatted by `fmt`.
+fn rows_table(rows: &[Vec<f64>], fmt: fn(f64) -> String) -> comfy_table::Table {
     let ncols = rows.first().map_or(0, Vec::len);
     let header: Vec<String> = std::iter::once(String::new())
         .chain((0..ncols).map(|j| j.to_string()))
@@ -39,28 +40,15 @@ fn rows_table(rows: &[Vec<f64>]) -> comfy_table::Table {
     for (i, r) in rows.iter().enumerate() {
         t.add_row(
             std::iter::once(i.to_string())
-                .chain(r.iter().map(|v| format!("{v:.6}")))
+                .chain(r.iter().map(|&v| fmt(v)))
                 .collect::<Vec<_>>(),
         );
     }
     t
 }
 
-fn diff_table(rows: &[Vec<f64>]) -> comfy_table::Table {
-    let ncols = rows.first().map_or(0, Vec::len);
-    let header: Vec<String> = std::iter::once(String::new())
-        .chain((0..ncols).map(|j| j.to_string()))
-        .collect();
-    let refs: Vec<&str> = header.iter().map(String::as_str).collect();
-    let mut t = table(&refs);
-    for (i, r) in rows.iter().enumerate() {
-        t.add_row(
-            std::iter::once(i.to_string())
-                .chain(r.iter().map(|&v| sci(v)))
-                .collect::<Vec<_>>(),
-        );
-    }
-    t
+fn fixed6(v: f64) -> String {
+    format!("{v:.6}")
 }
 
 fn write_plots(dir: &Path, r: &LabReport) -> anyhow::Result<Vec<PathBuf>> {
@@ -202,9 +190,15 @@ pub fn run(args: LabArgs) -> anyhow::Result<Outcome> {
         "attnlab lab — the practical session (seed 002) and seed 000's exercises, computed now\n"
     );
     println!("(a) Shuffle the tokens of the course program (np.random.seed({}), n = {}, d = {}) with perm = {:?}.", cfg.seed, cfg.n, cfg.dim, a.perm);
-    println!("Attn(ΠH):\n{}", rows_table(&a.out_perm));
-    println!("Π Attn(H) (= out[perm]):\n{}", rows_table(&a.permuted_out));
-    println!("difference, entry by entry:\n{}", diff_table(&a.difference));
+    println!("Attn(ΠH):\n{}", rows_table(&a.out_perm, fixed6));
+    println!(
+        "Π Attn(H) (= out[perm]):\n{}",
+        rows_table(&a.permuted_out, fixed6)
+    );
+    println!(
+        "difference, entry by entry:\n{}",
+        rows_table(&a.difference, sci)
+    );
     println!(
         "→ {}: max |difference| = {} ({} ulp) ≤ tolerance {} — equal to numerical precision; {}\n",
         rep.verdict.to_uppercase(),

@@ -316,16 +316,34 @@ pub fn check_equivariance<T: Real, F>(
 where
     F: Fn(ArrayView2<T>) -> Result<Array2<T>>,
 {
+    permutation_check(f, h, perms, Property::Equivariance, |p, base| {
+        p.apply_rows(base.view())
+    })
+}
+
+/// Shared body of the permutation checks: compares `f(ΠH)` with `expected(Π, f(H))` for every
+/// permutation and sizes the tolerance on `f(H)`.
+fn permutation_check<T: Real, F, E>(
+    f: F,
+    h: ArrayView2<T>,
+    perms: &[Permutation],
+    property: Property,
+    expected: E,
+) -> Result<CheckReport>
+where
+    F: Fn(ArrayView2<T>) -> Result<Array2<T>>,
+    E: Fn(&Permutation, &Array2<T>) -> Result<Array2<T>>,
+{
     need_perms(perms, h.nrows())?;
     let base = f(h)?;
     let mut t = Tracker::new(h.nrows());
     for p in perms {
         let lhs = f(p.apply_rows(h)?.view())?;
-        let rhs = p.apply_rows(base.view())?;
+        let rhs = expected(p, &base)?;
         t.add(p, lhs.view(), rhs.view(), 0)?;
     }
     let tol = Tolerance::for_layer::<T>(h.nrows(), h.ncols(), max_abs(&base));
-    Ok(t.finish::<T>(Property::Equivariance, tol))
+    Ok(t.finish::<T>(property, tol))
 }
 
 /// Checks `f(ΠH) = f(H)` (readouts such as the mean over positions).
@@ -340,15 +358,13 @@ pub fn check_invariance<T: Real, F>(
 where
     F: Fn(ArrayView2<T>) -> Result<Array2<T>>,
 {
-    need_perms(perms, h.nrows())?;
-    let base = f(h)?;
-    let mut t = Tracker::new(h.nrows());
-    for p in perms {
-        let lhs = f(p.apply_rows(h)?.view())?;
-        t.add(p, lhs.view(), base.view(), 0)?;
-    }
-    let tol = Tolerance::for_layer::<T>(h.nrows(), h.ncols(), max_abs(&base));
-    Ok(t.finish::<T>(Property::Invariance, tol))
+    permutation_check(
+        f,
+        h,
+        perms,
+        Property::Invariance,
+        |_, base| Ok(base.clone()),
+    )
 }
 
 /// Checks the weight form `A(ΠH) = Π A(H) Πᵀ`, where `weights(H)` returns the n × n matrix.
@@ -363,16 +379,13 @@ pub fn check_weight_equivariance<T: Real, F>(
 where
     F: Fn(ArrayView2<T>) -> Result<Array2<T>>,
 {
-    need_perms(perms, h.nrows())?;
-    let base = weights(h)?;
-    let mut t = Tracker::new(h.nrows());
-    for p in perms {
-        let lhs = weights(p.apply_rows(h)?.view())?;
-        let rhs = p.conjugate(base.view())?;
-        t.add(p, lhs.view(), rhs.view(), 0)?;
-    }
-    let tol = Tolerance::for_layer::<T>(h.nrows(), h.ncols(), max_abs(&base));
-    Ok(t.finish::<T>(Property::WeightEquivariance, tol))
+    permutation_check(
+        weights,
+        h,
+        perms,
+        Property::WeightEquivariance,
+        |p, base| p.conjugate(base.view()),
+    )
 }
 
 /// For a causal layer: permuting the tokens at positions `0..t` (the prefix) leaves every output
