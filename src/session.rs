@@ -1436,7 +1436,7 @@ fn values_rotated() -> Step {
         hint: "Which of Q, K and V enter the scores, and which enters only after the softmax?",
         title: "Are values rotated?",
         varied: "the sequence length n",
-        fixed: "rotary attention (half-split pairs, base 10000) vs the same layer without positions; Wq = Wk = 0 so every weight is 1/n; Wv and X from the course program (np.random.seed(0)), f64",
+        fixed: "rotary attention (the layer of `attnlab attend --pos rope`) vs the same layer without positions; Wq = Wk = 0 so every weight is 1/n; Wv and X from the course program (np.random.seed(0)), f64",
         params: vec![Param { name: "n", what: "the sequence length", kind: ParamKind::Count { min: 2, max: 16 }, default: "4" }],
         question: |_| Ok("Rotary position embeddings rotate the queries and keys by position. Are the values V rotated too? (Test: with Wq = Wk = 0 every weight is 1/n whatever the rotation; rotated values would change the output.)".into()),
         kind: yes_no,
@@ -1491,7 +1491,7 @@ fn challenge() -> Step {
         hint: "Think of exercises 1 and 3 of seed 000: which layer is order-blind, and what was added to make order matter?",
         title: "Seed 000's independent challenge",
         varied: "nothing — the evidence is the bare and the position-broken shuffle tests",
-        fixed: "the course program's input, P = [2,0,3,1], index signal p·0.1, f64",
+        fixed: "the course program's input, P = [2,0,3,1], the index signal at its default scale (`--pos index`), f64",
         params: vec![],
         question: |_| {
             Ok("A colleague says: \"since attention lets every token attend to every other token directly, word order must not matter much to transformer models.\" Which statement gets the mechanism right?".into())
