@@ -1501,21 +1501,21 @@ fn challenge() -> Step {
             let inputs = seed_program(4)?;
             let p = Permutation::parse("2,0,3,1", 4)?;
             let bare = check(&LayerSpec::default(), &inputs, std::slice::from_ref(&p))?;
-            let pos = check(
-                &LayerSpec {
-                    pos: PosKind::Index,
-                    ..LayerSpec::default()
-                },
-                &inputs,
-                &[p],
-            )?;
+            let indexed = LayerSpec {
+                pos: PosKind::Index,
+                ..LayerSpec::default()
+            };
+            let pos = check(&indexed, &inputs, &[p])?;
             let key = match (bare.holds, pos.holds) {
                 (true, false) => "b",
                 (false, _) => "c",
                 (true, true) => "a",
             };
             let mut evidence = check_evidence("bare attention: ", &bare);
-            evidence.extend(check_evidence("with the index signal: ", &pos));
+            evidence.extend(check_evidence(
+                &format!("with the index signal p·{}: ", fmt_num(indexed.index_scale)),
+                &pos,
+            ));
             Ok(Observation {
                 result: Answer::Choice(key.into()),
                 evidence,
