@@ -178,13 +178,13 @@ pub struct IdentityArgs {
     #[command(flatten)]
     source: SourceArgs,
     /// Seed of the ChaCha8 generator for q, k and positions.
-    #[arg(long, default_value = "0")]
+    #[arg(long, allow_hyphen_values = true, default_value = "0")]
     seed: String,
     /// Number of random (q, k, i, j) trials.
-    #[arg(long, default_value = "200")]
+    #[arg(long, allow_hyphen_values = true, default_value = "200")]
     trials: String,
     /// Largest shift t of the translation-invariance table (log grid, 4 per decade).
-    #[arg(long, default_value = "1e9")]
+    #[arg(long, allow_hyphen_values = true, default_value = "1e9")]
     max_shift: String,
     /// Writes an SVG of error vs shift per dtype (log-log).
     #[arg(long)]
@@ -231,14 +231,25 @@ pub fn identity(a: IdentityArgs) -> Result<Outcome> {
         )?;
     }
     if a.json {
-        print_json(&json!({
-            "source": src.freqs.source,
-            "planes": src.freqs.inv_freq.len(),
-            "generator": "rand_chacha::ChaCha8Rng::seed_from_u64(seed), rand_distr::StandardNormal",
-            "tolerance_rule": format!("{} * eps64 * sum_p |q_p||k_p|", id::IDENTITY_TOL_EPS),
-            "pipelines": "f64_exact: accurate phase reduction; f64: naive f64 product; f32/bf16/f16: HF pipeline (f32 positions, inv_freq and angles, cos/sin in f32 cast to the dtype, rotation in the dtype, dot accumulated in f32)",
-            "report": r,
-        }))?;
+        // The report's fields at the top level, plus how it was computed.
+        let mut v = serde_json::to_value(&r)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("source".into(), json!(src.freqs.source));
+            o.insert("planes".into(), json!(src.freqs.inv_freq.len()));
+            o.insert(
+                "generator".into(),
+                json!("rand_chacha::ChaCha8Rng::seed_from_u64(seed), rand_distr::StandardNormal"),
+            );
+            o.insert(
+                "tolerance_rule".into(),
+                json!(format!(
+                    "{} * eps64 * sum_p |q_p||k_p|",
+                    id::IDENTITY_TOL_EPS
+                )),
+            );
+            o.insert("pipelines".into(), json!("f64_exact: accurate phase reduction; f64: naive f64 product; f32/bf16/f16: HF pipeline (f32 positions, inv_freq and angles, cos/sin in f32 cast to the dtype, rotation in the dtype, dot accumulated in f32)"));
+        }
+        print_json(&v)?;
     } else {
         println!(
             "Relative-position identity (R(iω)q)ᵀ(R(jω)k) = qᵀR((j−i)ω)k — {} ({} planes)",
@@ -288,10 +299,10 @@ pub struct PeriodArgs {
     #[arg(long, allow_hyphen_values = true)]
     omega: String,
     /// Phase tolerance (radians) for the first near-repeat search.
-    #[arg(long, default_value = "1e-3")]
+    #[arg(long, allow_hyphen_values = true, default_value = "1e-3")]
     tol: String,
     /// Search bound of the first separation within --tol.
-    #[arg(long, default_value = "1e7")]
+    #[arg(long, allow_hyphen_values = true, default_value = "1e7")]
     max_sep: String,
     /// One JSON object on stdout.
     #[arg(long)]
@@ -350,10 +361,10 @@ pub struct ResolveArgs {
     #[command(flatten)]
     source: SourceArgs,
     /// Context length L: separations 1..L−1 are examined.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     context: Option<String>,
     /// Alias tolerance (radians): s aliases 0 when every plane is within tol of a full turn.
-    #[arg(long, default_value = "1e-9")]
+    #[arg(long, allow_hyphen_values = true, default_value = "1e-9")]
     tol: String,
     /// One JSON object on stdout.
     #[arg(long)]
@@ -422,17 +433,21 @@ pub struct AuditArgs {
     #[command(flatten)]
     source: SourceArgs,
     /// Context length L (default: the config's max_position_embeddings).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     context: Option<String>,
     /// The dtype the verdict speaks about (all four are in the JSON).
-    #[arg(long, default_value = "bf16")]
+    #[arg(long, allow_hyphen_values = true, default_value = "bf16")]
     dtype: String,
     /// Alias tolerance (radians) of the resolution.
-    #[arg(long, default_value = "1e-9")]
+    #[arg(long, allow_hyphen_values = true, default_value = "1e-9")]
     tol: String,
     /// Skip the minimum-base search.
     #[arg(long)]
     skip_min_base: bool,
+    /// Coarse log-grid ratio of the minimum-base search (finer finds narrower islands of
+    /// passing bases, proportionally slower).
+    #[arg(long, allow_hyphen_values = true, default_value = "1.0005")]
+    min_base_grid: String,
     /// Writes wavelengths.svg, decay.svg and precision.svg into DIR.
     #[arg(long)]
     plot: Option<PathBuf>,
@@ -516,11 +531,20 @@ pub fn audit(a: AuditArgs) -> Result<Outcome> {
     let l = context_for(&mut src, &a.context)?;
     let dtype = Dtype::parse(&a.dtype)?;
     let tol = parse_tol(&a.tol)?;
+    let min_base_grid = parse_f64("min-base-grid", &a.min_base_grid)?;
+    if !(min_base_grid > 1.0 && min_base_grid <= 2.0) {
+        bail!(attnlab::Error::invalid(
+            "min-base-grid",
+            &a.min_base_grid,
+            "a grid ratio in (1, 2], e.g. 1.002"
+        ));
+    }
     let opts = au::AuditOptions {
         context: l,
         dtype,
         tol,
         min_base: !a.skip_min_base,
+        min_base_grid,
     };
     // The bar stays hidden for the first second and on non-terminals.
     let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::hidden());

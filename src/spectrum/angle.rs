@@ -1,10 +1,9 @@
 //! Accurate phases `m·ω / 2π` for integer positions `m` and binary64 frequencies `ω`.
 //!
-//! [`crate::position::frequencies::reduce_angle`] reduces exactly modulo the binary64 number
-//! `TAU` = 6.283185307179586, which differs from 2π by 2.45e-16; after n full turns the phase is
-//! off by n·2.45e-16 (2.4e-7 rad at 10⁹ turns). That is harmless when only differences of phases
-//! matter (the identity check), but periods and near-repeats need the phase error of `q·ω` against
+//! Reducing modulo the binary64 number `TAU` = 6.283185307179586 would be wrong by 2.45e-16 per
+//! turn (2.4e-7 rad at 10⁹ turns); periods and near-repeats need the phase error of `q·ω` against
 //! the true 2π at q up to 10¹², so this module multiplies by 1/(2π) held as a double-double.
+//! [`crate::position::frequencies::reduce_angle`] is built on it.
 
 /// 1/(2π) = `INV_TAU_HI + INV_TAU_LO` to about 2⁻¹⁰⁷ relative.
 const INV_TAU_HI: f64 = 0.159_154_943_091_895_35;

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::decay::{decay, min_base_for_context, MinBase};
+use super::decay::{decay, min_base_for_context_on_grid, MinBase};
 use super::identity::{invariance_rows, random_cases, shift_grid, ShiftRow};
 use super::precision::{precision_all, DtypePrecision};
 use super::resolve::{resolve, Resolution};
@@ -40,6 +40,9 @@ pub struct AuditOptions {
     pub tol: f64,
     /// Whether to search the minimum base (the most expensive part).
     pub min_base: bool,
+    /// Coarse grid ratio of the minimum-base search (see
+    /// [`super::decay::min_base_for_context_on_grid`]; default 1.0005).
+    pub min_base_grid: f64,
 }
 
 /// Everything the audit computes. Field names are the JSON contract.
@@ -114,7 +117,7 @@ fn fmt_g(x: f64) -> String {
 /// use attnlab::position::frequencies::RotaryFrequencies;
 /// use attnlab::spectrum::audit::{audit, AuditOptions};
 /// let f = RotaryFrequencies::from_base(10000.0, 128).unwrap();
-/// let o = AuditOptions { context: 4096, dtype: Dtype::Bf16, tol: 1e-9, min_base: false };
+/// let o = AuditOptions { context: 4096, dtype: Dtype::Bf16, tol: 1e-9, min_base: false, min_base_grid: 1.0005 };
 /// let r = audit(&f, None, &o, |_| {}).unwrap();
 /// assert_eq!(r.planes_full_turn, 46); // Liu et al. 2023: critical dimension 92 for Llama 2
 /// ```
@@ -156,19 +159,29 @@ pub fn audit(
     let planes_full_turn = planes.iter().filter(|p| p.full_turn_in_context).count();
     let set: Vec<Omega> = match omegas {
         Some(o) => o.to_vec(),
+        // Planes with ω = 0 (NoPE planes of some configs) never turn: they add nothing to any
+        // margin, so the resolution is that of the rotating planes.
         None => freqs
             .inv_freq
             .iter()
+            .filter(|&&w| w != 0.0)
             .map(|&w| Omega::float(w))
             .collect::<Result<_>>()?,
     };
     let resolution = resolve(&set, l, opts.tol)?;
     let dec = decay(&freqs.inv_freq, l, 400)?;
-    let min_base_search = if opts.min_base {
-        Some(min_base_for_context(freqs.rotary_dim, l, progress)?)
-    } else {
-        None
-    };
+    // The minimum base is defined for an even rotary dimension (default frequencies b^(−2k/d)).
+    let min_base_search =
+        if opts.min_base && freqs.rotary_dim.is_multiple_of(2) && freqs.rotary_dim > 0 {
+            Some(min_base_for_context_on_grid(
+                freqs.rotary_dim,
+                l,
+                opts.min_base_grid,
+                progress,
+            )?)
+        } else {
+            None
+        };
     let min_base_for_context = min_base_search.as_ref().and_then(|m| m.base);
     let precision: BTreeMap<String, DtypePrecision> = precision_all(freqs, l)
         .into_iter()
@@ -185,10 +198,31 @@ pub fn audit(
         .map(|p| p.wavelength)
         .fold(f64::INFINITY, f64::min);
     let wl_max = planes.iter().map(|p| p.wavelength).fold(0.0, f64::max);
-    v += &format!(
-        "{} of {} planes complete a full turn within the context of {} positions (wavelengths {} to {} positions); the other {} rotate by less than one turn, so they only act as slow, nearly monotone position signals there. ",
-        planes_full_turn, n, l, fmt_g(wl_min), fmt_g(wl_max), n - planes_full_turn
-    );
+    if planes_full_turn == n {
+        v += &format!(
+            "All {} planes complete at least one full turn within the context of {} positions (wavelengths {} to {} positions). ",
+            n,
+            l,
+            fmt_g(wl_min),
+            fmt_g(wl_max)
+        );
+    } else {
+        v += &format!(
+            "{} of {} planes complete a full turn within the context of {} positions (wavelengths {} to {} positions); the other {} turn by less than one full turn over the whole context, so there they act as slow, nearly monotone position signals. ",
+            planes_full_turn,
+            n,
+            l,
+            fmt_g(wl_min),
+            fmt_g(wl_max),
+            n - planes_full_turn
+        );
+    }
+    if freqs.attention_factor != 1.0 {
+        v += &format!(
+            "cos and sin are scaled by an attention factor of {}. ",
+            fmt_g(freqs.attention_factor)
+        );
+    }
     match (resolution.resolves, resolution.first_alias, resolution.min_margin, resolution.margin_at) {
         (true, _, Some(m), Some(at)) => {
             v += &format!("Every separation 1..{} is distinguishable from 0: the closest call is separation {} with a margin of {} rad. ", l - 1, at, fmt_g(m))
@@ -208,7 +242,7 @@ pub fn audit(
     }
     let p = &precision[opts.dtype.name()];
     v += &format!(
-        "In {}: {} of {} position ids stay distinct",
+        "Position ids cast to {} would keep {} of {} distinct values",
         opts.dtype, p.distinct_positions, l
     );
     if let Some(x) = p.first_inexact_position {
@@ -218,8 +252,8 @@ pub fn audit(
         v += &format!(", ids from {o} overflow");
     }
     v += &format!(
-        "; the Hugging Face cos/sin cache has {} distinct rows of {}",
-        p.distinct_rows, l
+        " (Hugging Face keeps positions in f32: {} distinct); its cos/sin cache cast to {} has {} distinct rows of {}",
+        precision["f32"].distinct_positions, opts.dtype, p.distinct_rows, l
     );
     if let Some(d) = p.first_duplicate_row {
         v += &format!(
@@ -229,16 +263,24 @@ pub fn audit(
         );
     }
     v += ".";
-    if let (Some(first), Some(last)) = (invariance.first(), invariance.last()) {
-        let key = opts.dtype.name();
+    let key = opts.dtype.name();
+    let worst = invariance
+        .iter()
+        .max_by(|x, y| x.errors[key].total_cmp(&y.errors[key]));
+    if let (Some(first), Some(worst)) = (invariance.first(), worst) {
+        let exact = invariance
+            .iter()
+            .map(|r| r.errors["f64_exact"])
+            .fold(0.0, f64::max);
         v += &format!(
-            " Translation invariance in {}: a shift of {} changes a score by up to {}, a shift of {} by up to {} (exact f64: {}).",
+            " Translation invariance in {}: shifting both positions by {} changes a score by up to {}; the largest change over shifts up to {} is {} (at shift {}; exact f64 reduction: {}).",
             key,
             first.shift,
             fmt_g(first.errors[key]),
-            last.shift,
-            fmt_g(last.errors[key]),
-            fmt_g(last.errors["f64_exact"])
+            l - 1,
+            fmt_g(worst.errors[key]),
+            worst.shift,
+            fmt_g(exact)
         );
     }
     Ok(AuditReport {
@@ -282,6 +324,7 @@ mod tests {
             dtype: Dtype::Bf16,
             tol: 1e-9,
             min_base: false,
+            min_base_grid: 1.0005,
         };
         let r = audit(&f, None, &o, |_| {}).unwrap();
         assert_eq!((r.planes_full_turn, r.dims_full_turn), (46, 92));

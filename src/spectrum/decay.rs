@@ -14,6 +14,8 @@ use crate::{Error, Result};
 /// (c, s) ← (c·cos ω − s·sin ω, s·cos ω + c·sin ω) gains ~2 eps64 of error per step, so after
 /// 1024 steps each term is accurate to ~5e-13.
 const RESYNC: u64 = 1024;
+/// Largest half-width of the window tried around the most recent failing separation.
+const WINDOW: u64 = 1024;
 
 /// Calls `f(m, B(m))` for m in start..end in order; stops early when `f` returns `false`.
 /// Returns the m where it stopped (or `end`).
@@ -21,7 +23,80 @@ pub fn scan_b(ws: &[f64], start: u64, end: u64, f: impl FnMut(u64, f64) -> bool)
     scan_b_step(ws, start, end, 1, f)
 }
 
+/// Advances the per-plane rotations `out.len()` times, writing B before each step into `out`.
+/// Planes are padded to a multiple of 4 (padding has c = s = 0, so it adds nothing).
+#[inline(always)]
+fn advance_generic(c: &mut [f64], s: &mut [f64], cw: &[f64], sw: &[f64], out: &mut [f64]) {
+    for o in out.iter_mut() {
+        let mut acc = [0.0f64; 4];
+        for (((c4, s4), cw4), sw4) in c
+            .chunks_exact_mut(4)
+            .zip(s.chunks_exact_mut(4))
+            .zip(cw.chunks_exact(4))
+            .zip(sw.chunks_exact(4))
+        {
+            for l in 0..4 {
+                let (ck, sk) = (c4[l], s4[l]);
+                acc[l] += ck;
+                c4[l] = ck * cw4[l] - sk * sw4[l];
+                s4[l] = sk * cw4[l] + ck * sw4[l];
+            }
+        }
+        *o = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    }
+}
+
+/// [`advance_generic`] with explicit 256-bit vectors: the same operations in the same order
+/// (two products and a difference or sum, each rounded; lane l accumulates planes l, l+4, …),
+/// so both paths give bit-identical results.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn advance_avx2(c: &mut [f64], s: &mut [f64], cw: &[f64], sw: &[f64], out: &mut [f64]) {
+    use std::arch::x86_64::*;
+    let n = c.len();
+    assert!(n.is_multiple_of(4) && s.len() == n && cw.len() == n && sw.len() == n);
+    let (cp, sp) = (c.as_mut_ptr(), s.as_mut_ptr());
+    let (cwp, swp) = (cw.as_ptr(), sw.as_ptr());
+    for o in out.iter_mut() {
+        let mut acc = _mm256_setzero_pd();
+        let mut k = 0;
+        while k < n {
+            // SAFETY: k + 4 ≤ n for all four slices (checked above).
+            unsafe {
+                let cv = _mm256_loadu_pd(cp.add(k));
+                let sv = _mm256_loadu_pd(sp.add(k));
+                let cwv = _mm256_loadu_pd(cwp.add(k));
+                let swv = _mm256_loadu_pd(swp.add(k));
+                acc = _mm256_add_pd(acc, cv);
+                let nc = _mm256_sub_pd(_mm256_mul_pd(cv, cwv), _mm256_mul_pd(sv, swv));
+                let ns = _mm256_add_pd(_mm256_mul_pd(sv, cwv), _mm256_mul_pd(cv, swv));
+                _mm256_storeu_pd(cp.add(k), nc);
+                _mm256_storeu_pd(sp.add(k), ns);
+            }
+            k += 4;
+        }
+        let mut a = [0.0f64; 4];
+        // SAFETY: `a` holds four f64.
+        unsafe { _mm256_storeu_pd(a.as_mut_ptr(), acc) };
+        *o = (a[0] + a[1]) + (a[2] + a[3]);
+    }
+}
+
+fn advance(c: &mut [f64], s: &mut [f64], cw: &[f64], sw: &[f64], out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports the features the function is compiled for (checked above).
+        unsafe { advance_avx2(c, s, cw, sw, out) };
+        return;
+    }
+    advance_generic(c, s, cw, sw, out)
+}
+
 /// [`scan_b`] on every `step`-th separation start, start + step, … (< end).
+///
+/// The inner loop is the rotation recurrence on all planes at once (4 lanes; explicit AVX2
+/// when the CPU has it, detected at run time, with results identical to the portable path), re-synchronised from accurate phases every
+/// `RESYNC` (1024) evaluations.
 pub fn scan_b_step(
     ws: &[f64],
     start: u64,
@@ -29,38 +104,23 @@ pub fn scan_b_step(
     step: u64,
     mut f: impl FnMut(u64, f64) -> bool,
 ) -> u64 {
-    let n = ws.len();
+    let n = ws.len().div_ceil(4) * 4;
     let (mut c, mut s) = (vec![0.0; n], vec![0.0; n]);
-    let cw: Vec<f64> = ws.iter().map(|&w| phase(step as f64, w).cos()).collect();
-    let sw: Vec<f64> = ws.iter().map(|&w| phase(step as f64, w).sin()).collect();
+    let (mut cw, mut sw) = (vec![1.0; n], vec![0.0; n]);
+    for (k, &w) in ws.iter().enumerate() {
+        let a = phase(step as f64, w);
+        (cw[k], sw[k]) = (a.cos(), a.sin());
+    }
+    let mut out = vec![0.0; RESYNC as usize];
     let mut m = start;
     while m < end {
-        for k in 0..n {
-            let a = phase(m as f64, ws[k]);
+        for (k, &w) in ws.iter().enumerate() {
+            let a = phase(m as f64, w);
             (c[k], s[k]) = (a.cos(), a.sin());
         }
-        let block_end = (m + RESYNC * step).min(end);
-        while m < block_end {
-            // Four partial sums so the loop vectorises without reassociating a single sum.
-            let mut acc = [0.0f64; 4];
-            let mut k = 0;
-            while k + 4 <= n {
-                for l in 0..4 {
-                    let (ck, sk) = (c[k + l], s[k + l]);
-                    acc[l] += ck;
-                    c[k + l] = ck * cw[k + l] - sk * sw[k + l];
-                    s[k + l] = sk * cw[k + l] + ck * sw[k + l];
-                }
-                k += 4;
-            }
-            while k < n {
-                let (ck, sk) = (c[k], s[k]);
-                acc[0] += ck;
-                c[k] = ck * cw[k] - sk * sw[k];
-                s[k] = sk * cw[k] + ck * sw[k];
-                k += 1;
-            }
-            let b = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        let count = ((end - m).div_ceil(step)).min(RESYNC) as usize;
+        advance(&mut c, &mut s, &cw, &sw, &mut out[..count]);
+        for &b in &out[..count] {
             if !f(m, b) {
                 return m;
             }
@@ -177,36 +237,66 @@ pub struct MinBase {
     pub evaluations: usize,
 }
 
+/// Some m in lo, lo+step, … < hi with B(m) < 0 (not necessarily the first). Long ranges are
+/// split between two threads, which stop as soon as either finds one.
+fn negative_in(ws: &[f64], lo: u64, hi: u64, step: u64) -> Option<u64> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    if lo >= hi {
+        return None;
+    }
+    let found = AtomicBool::new(false);
+    let run = |a: u64, b: u64| {
+        let (mut hit, mut count) = (None, 0u32);
+        scan_b_step(ws, a, b, step, |m, v| {
+            if v < 0.0 {
+                hit = Some(m);
+                found.store(true, Ordering::Relaxed);
+            }
+            count = count.wrapping_add(1);
+            hit.is_none() && (count % 1024 != 0 || !found.load(Ordering::Relaxed))
+        });
+        hit
+    };
+    let evaluations = (hi - lo).div_ceil(step);
+    if evaluations < 1 << 16 {
+        return run(lo, hi);
+    }
+    let mid = lo + (evaluations / 2) * step;
+    let (a, b) = std::thread::scope(|sc| {
+        let h = sc.spawn(|| run(mid, hi));
+        (run(lo, mid), h.join().expect("decay thread panicked"))
+    });
+    a.or(b)
+}
+
 /// Whether some m in 1..L has B_b(m) < 0 for default frequencies of base b. Separations where
 /// earlier bases failed are tried first — both as they were and scaled by b/b_earlier (the slow
 /// planes make the dips of B move proportionally to b) — which is sound (a hint only ever rejects
 /// with a real negative value); otherwise a full ordered scan decides.
 fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bool {
     let ws = default_freqs(base, dim);
-    let negative_in = |lo: u64, hi: u64, step: u64| -> Option<u64> {
-        let mut hit = None;
-        if lo < hi {
-            scan_b_step(&ws, lo, hi, step, |m, b| {
-                if b < 0.0 {
-                    hit = Some(m);
-                }
-                hit.is_none()
-            });
-        }
-        hit
-    };
-    let window = |c: u64| negative_in(c.saturating_sub(24).max(1), (c + 24).min(context), 1);
+    let negative_in = |lo: u64, hi: u64, step: u64| negative_in(&ws, lo, hi, step);
+    let window = |c: u64, w: u64| negative_in(c.saturating_sub(w).max(1), (c + w).min(context), 1);
     for i in (0..hints.len()).rev() {
         let (hb, hm) = hints[i];
         let scaled = (hm as f64 * base / hb).round() as u64;
-        if let Some(m) = window(scaled).or_else(|| if scaled != hm { window(hm) } else { None }) {
+        // The most recent failure gets a wide window, older ones a narrow one.
+        let wide = WINDOW.min(context / 256).max(24);
+        let w = if i + 1 == hints.len() {
+            wide
+        } else {
+            (wide / 16).max(24)
+        };
+        if let Some(m) =
+            window(scaled, w).or_else(|| if scaled != hm { window(hm, w) } else { None })
+        {
             hints.remove(i);
             hints.push((base, m));
             return true;
         }
     }
     // Coarse-to-fine: most failing bases have wide negative stretches that a strided pass finds.
-    for step in [64, 8, 1] {
+    for step in [64, 16, 4, 1] {
         if let Some(m) = negative_in(1, context, step) {
             hints.push((base, m));
             if hints.len() > 24 {
@@ -221,26 +311,59 @@ fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bo
 /// The smallest base b (for rotary dimension `dim`, frequencies b^(−2k/d)) with
 /// `B_b(m) = Σ_k cos(m·b^(−2k/d)) ≥ 0` for every m in 0..L−1.
 ///
-/// The criterion is not monotone in b (a base can pass while a larger one fails), so bisection
-/// over a wide range is wrong. Search:
-/// 1. a coarse log grid b = 2·r^i, r = `coarse_ratio` (1.02), in increasing order, up to the
-///    first base that passes (each failing base stops at its first negative B, and separations
-///    where previous bases failed are tried first, so failures are cheap);
-/// 2. a fine log grid (ratio 1.001) between that base and the failing grid point below it —
+/// The criterion is not monotone in b: the passing bases form narrow islands (for d = 128,
+/// L = 1024: [4294.6, 4332.6), then [5603.5, 5645.4), …; at L = 4096 one island is only 0.07%
+/// wide), so bisection over a wide range is wrong. Search:
+/// 1. a coarse log grid b = 2·r^i, r = `coarse_ratio` (default 1.0005, i.e. 0.05%), in increasing order,
+///    up to the first base that passes. Each failing base is rejected as cheaply as possible:
+///    first windows around where recent bases failed (±min(1024, L/256) separations for the
+///    latest, 1/16 of that for older ones, at least ±24; as they were and scaled by b/b_then, since the dips of B move roughly in
+///    proportion to b), then strided passes over
+///    the context (every 64th, 16th, 4th separation) and finally the full ordered scan — all
+///    sound, as a base is only ever rejected on a real negative B(m);
+/// 2. a fine log grid (ratio 1 + (r − 1)/4) between that base and the failing grid point below it —
 ///    the first fine point that passes, with its failing predecessor, is the bracket;
 /// 3. bisection of that bracket to a relative width of 1e-5 (inside the narrow bracket the
 ///    first sign change is assumed to be the only one).
 ///
-/// Islands of passing bases narrower than the coarse ratio (2%) below the answer could be
-/// missed; the published table has two significant digits.
+/// Islands of passing bases narrower than the coarse ratio (0.05%) below the answer can be
+/// missed (with a 0.2% grid this happens at L = 4096 and 2²⁰, see `tests/rope_min_base.rs`; at
+/// 0.05% our values still differ from Su's at 256k and 512k); the published table has two
+/// significant digits. B is evaluated in f64 by the rotation recurrence of [`scan_b_step`].
 ///
 /// # Errors
 /// `dim` odd or zero; `context == 0`.
 pub fn min_base_for_context(
     dim: usize,
     context: u64,
+    progress: impl FnMut(f64),
+) -> Result<MinBase> {
+    min_base_for_context_on_grid(dim, context, DEFAULT_GRID_RATIO, progress)
+}
+
+/// Default coarse grid ratio of the minimum-base search (0.05%).
+pub const DEFAULT_GRID_RATIO: f64 = 1.0005;
+
+/// [`min_base_for_context`] with a chosen coarse grid ratio `grid` (> 1; the fine grid inside
+/// the bracket is `1 + (grid − 1)/4`). A finer grid finds narrower islands of passing bases at a
+/// cost: 1.0005 (the default) finds the 0.07%-wide islands at L = 4096 (26 953) and L = 2²⁰
+/// (6.54e7) that 1.002 steps over.
+///
+/// # Errors
+/// As [`min_base_for_context`]; `grid` not in (1, 2].
+pub fn min_base_for_context_on_grid(
+    dim: usize,
+    context: u64,
+    grid: f64,
     mut progress: impl FnMut(f64),
 ) -> Result<MinBase> {
+    if !(grid > 1.0 && grid <= 2.0) {
+        return Err(Error::invalid(
+            "min-base grid ratio",
+            grid,
+            "a ratio in (1, 2], e.g. 1.002",
+        ));
+    }
     if dim == 0 || !dim.is_multiple_of(2) {
         return Err(Error::invalid(
             "rotary dimension",
@@ -255,7 +378,7 @@ pub fn min_base_for_context(
             "a positive number of positions",
         ));
     }
-    let (coarse, fine, rel) = (1.002f64, 1.0002f64, 1e-6f64);
+    let (coarse, fine, rel) = (grid, 1.0 + (grid - 1.0) / 4.0, 1e-5f64);
     let mut hints = Vec::new();
     let mut evals = 0usize;
     let mut prev = None;
@@ -340,6 +463,30 @@ mod tests {
             true
         });
         assert!(worst < 2e-11, "{worst}");
+    }
+
+    #[test]
+    fn vector_and_portable_paths_agree_bit_for_bit() {
+        let ws = default_freqs(10000.0, 24); // 12 planes, padded to 12
+        let n = 12;
+        let mk = || -> (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) {
+            let c: Vec<f64> = ws.iter().map(|&w| (3.0 * w).cos()).collect();
+            let s: Vec<f64> = ws.iter().map(|&w| (3.0 * w).sin()).collect();
+            (
+                c,
+                s,
+                ws.iter().map(|w| w.cos()).collect(),
+                ws.iter().map(|w| w.sin()).collect(),
+            )
+        };
+        let (mut c1, mut s1, cw, sw) = mk();
+        let (mut c2, mut s2, _, _) = mk();
+        assert_eq!(c1.len(), n);
+        let (mut o1, mut o2) = (vec![0.0; 500], vec![0.0; 500]);
+        advance_generic(&mut c1, &mut s1, &cw, &sw, &mut o1);
+        advance(&mut c2, &mut s2, &cw, &sw, &mut o2);
+        assert_eq!(o1, o2);
+        assert_eq!((c1, s1), (c2, s2));
     }
 
     #[test]

@@ -150,7 +150,10 @@ pub fn resolve(omegas: &[Omega], context: u64, tol: f64) -> Result<Resolution> {
         common_period = l.and_then(|l| u64::try_from(l).ok());
         let mut r: Vec<i128> = vec![0; fr.len()];
         let mut best = (f64::INFINITY, 0u64);
-        for s in 1..context {
+        // Margins repeat with the common period P and vanish at s = P, so 1..=P covers every
+        // value (and the first alias) when P < L.
+        let end = common_period.map_or(context, |p| context.min(p.saturating_add(1)));
+        for s in 1..end {
             let mut m = 0.0f64;
             for (rk, &(a, b)) in r.iter_mut().zip(&fr) {
                 *rk = (*rk + a as i128).rem_euclid(b as i128);
