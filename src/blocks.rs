@@ -14,8 +14,8 @@ use ndarray::Array2;
 
 use crate::{Error, Result};
 
-/// The names a block may have.
-pub const BLOCK_NAMES: [&str; 6] = ["E", "Wq", "Wk", "Wv", "Wo", "X"];
+/// The names a block may have (`U`, d_v × vocab, is the unembedding used by `attnlab predict`).
+pub const BLOCK_NAMES: [&str; 7] = ["E", "Wq", "Wk", "Wv", "Wo", "X", "U"];
 
 /// A set of named matrices (all `f64`), plus an optional vocabulary.
 #[derive(Debug, Clone, Default, PartialEq)]

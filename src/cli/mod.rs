@@ -8,8 +8,10 @@ mod embed;
 mod equivariance;
 mod lab;
 mod output;
+mod predict;
 mod rope;
 mod rope_spectrum;
+mod session;
 
 use clap::{Parser, Subcommand};
 
@@ -42,6 +44,10 @@ pub enum Command {
     /// Rotary position embeddings: the relative-position identity, scores, periods, resolution, audits.
     #[command(subcommand)]
     Rope(rope::RopeCommand),
+    /// The complete next-token prediction: tokens → embeddings → causal attention → readout → softmax.
+    Predict(predict::PredictArgs),
+    /// The prediction-first practical: predict each result, then see it computed (progress is kept).
+    Session(session::SessionArgs),
 }
 
 /// Runs one parsed command line.
@@ -53,5 +59,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Equivariance(a) => equivariance::run(a),
         Command::Embed(a) => embed::run(a),
         Command::Rope(cmd) => rope::run(cmd),
+        Command::Predict(a) => predict::run(a),
+        Command::Session(a) => session::run(a),
     }
 }

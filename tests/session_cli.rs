@@ -1,0 +1,564 @@
+//! `attnlab session` through the binary: scripted runs (all right → full marks; wrong → every
+//! miss explained), resuming from the state file, --reset, bad answers files (exit 2), and an
+//! interactive run driven through a pseudo-terminal.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use serde_json::Value;
+
+/// The answers the seeds give, one per step, at every step's default settings (checkpoints
+/// 1–3 of seed 002, exercises 1–3 and the independent challenge of seed 000, and the rotary
+/// facts: cos(sπ/2) = 1, 0, −1, 0, 1; first repeats 4 (π/2) and 8 (3π/4 = 2π·3/8); common
+/// period of {π/2, π/3} = lcm(4, 6) = 12 < L = 16).
+const RIGHT: &str = r#"
+embedding_dim = "no"
+shuffle_attention = "yes"
+swap_two_tokens = "b"
+readouts = "a"
+rnn_shuffle = "no"
+index_signal = "no"
+causal_equivariance = "no"
+causal_future = "yes"
+causal_prefix = "no"
+rope_scores = [1, 0, -1, 0, 1]
+rope_repeat_half_pi = 4
+rope_repeat_chosen = 8
+rope_resolve = 12
+values_rotated = "no"
+challenge = "b"
+"#;
+
+const STEPS: usize = 15;
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn session(args: &[&str]) -> (i32, String, String) {
+    let out = cargo_bin_cmd!("attnlab")
+        .arg("session")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+fn json(stdout: &str) -> Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not one JSON object ({e}): {stdout}"))
+}
+
+#[test]
+fn all_right_answers_score_full_marks() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = write(dir.path(), "right.toml", RIGHT);
+    let state = dir.path().join("state.json");
+    let (code, out, err) = session(&[
+        "--answers",
+        answers.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v = json(&out);
+    assert_eq!(v["complete"], true);
+    assert_eq!(v["full_marks"], true);
+    assert_eq!(v["score"]["correct"], STEPS);
+    assert_eq!(v["score"]["total"], STEPS);
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), STEPS);
+    for s in steps {
+        assert_eq!(s["correct"], true, "{s}");
+        for key in ["question", "explanation", "grading"] {
+            assert!(!s[key].as_str().unwrap().is_empty(), "{key} in {s}");
+        }
+        assert!(!s["evidence"].as_array().unwrap().is_empty());
+    }
+    // The rotary scores are computed: cos(π/2) in f64 is 6.1e-17, not a typed-in 0.
+    let scores = &steps.iter().find(|s| s["id"] == "rope_scores").unwrap()["result"];
+    assert_eq!(scores["kind"], "numbers");
+    let vals: Vec<f64> = scores["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert!(vals[1] != 0.0 && vals[1].abs() < 1e-15, "{vals:?}");
+    // Narration went to stderr, so stdout held only the JSON.
+    assert!(err.contains("Step 15/15"));
+
+    // The text report: the same run again from a fresh state.
+    let (code, out, _) = session(&[
+        "--answers",
+        answers.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+        "--reset",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(&format!(
+            "Score: {STEPS}/{STEPS} predictions right — full marks."
+        )),
+        "{out}"
+    );
+    assert_eq!(out.matches("── Step").count(), STEPS);
+}
+
+#[test]
+fn wrong_answers_are_each_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    // Three wrong predictions (the common intuitions), the rest right; JSON this time.
+    let mut text: serde_json::Map<String, Value> = serde_json::Map::new();
+    let right: toml::Table = toml::from_str(RIGHT).unwrap();
+    for (k, v) in right {
+        text.insert(k, serde_json::to_value(v).unwrap());
+    }
+    text.insert("swap_two_tokens".into(), "a".into()); // "rows stay fixed"
+    text.insert("rope_repeat_chosen".into(), serde_json::json!(3)); // 2π/ω = 8/3 rounded
+    text.insert("values_rotated".into(), serde_json::json!(true));
+    let answers = write(dir.path(), "wrong.json", &Value::Object(text).to_string());
+    let state = dir.path().join("s.json");
+    let args = [
+        "--answers",
+        answers.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+    ];
+    let (code, out, err) = session(&args);
+    assert_eq!(code, 0, "a session is a report, not a check: {err}");
+    assert!(
+        out.contains(&format!("Score: {}/{STEPS} predictions right.", STEPS - 3)),
+        "{out}"
+    );
+    assert_eq!(out.matches("missed: you predicted").count(), 3, "{out}");
+    assert!(out.contains("missed: you predicted a, the computation gives b"));
+    assert!(out.contains("missed: you predicted 3, the computation gives 8"));
+    assert!(out.contains("missed: you predicted yes, the computation gives no"));
+    // In JSON, each miss carries its explanation.
+    let (_, out, _) = session(&[&args[..], &["--reset", "--json"]].concat());
+    let v = json(&out);
+    let missed: Vec<&Value> = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["correct"] == false)
+        .collect();
+    let ids: Vec<&str> = missed.iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        ids,
+        ["swap_two_tokens", "rope_repeat_chosen", "values_rotated"]
+    );
+    assert!(missed[1]["explanation"]
+        .as_str()
+        .unwrap()
+        .contains("3/8 of a turn"));
+    assert_eq!(v["full_marks"], false);
+}
+
+#[test]
+fn overrides_of_the_varied_quantities_change_the_question_and_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = write(
+        dir.path(),
+        "o.toml",
+        r#"
+[rope_repeat_chosen]
+answer = 6
+reason = "a sixth of a turn"
+omega = "pi/3"
+[rope_resolve]
+answer = "none"
+context = 12
+[rope_scores]
+answer = "1, 0.5, -0.5"
+omega = "pi/3"
+separations = [0, 1, 2]
+[index_signal]
+answer = "yes"
+scale = 0
+"#,
+    );
+    let state = dir.path().join("s.json");
+    let (code, out, err) = session(&[
+        "--answers",
+        answers.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v = json(&out);
+    // Not every step had an answer: the run stops at the first one without, keeping progress.
+    assert_eq!(v["complete"], false);
+    assert!(v["paused"]
+        .as_str()
+        .unwrap()
+        .contains("no answer for step embedding_dim"));
+    assert_eq!(v["score"]["answered"], 0);
+    assert!(!err.contains("── Step"), "{err}");
+    // Supplying the rest runs everything; the overridden steps were graded at their settings.
+    let mut all: toml::Table = toml::from_str(RIGHT).unwrap();
+    let extra: toml::Table = toml::from_str(&std::fs::read_to_string(&answers).unwrap()).unwrap();
+    all.extend(extra);
+    let full = write(dir.path(), "full.toml", &toml::to_string(&all).unwrap());
+    let (code, out, err) = session(&[
+        "--answers",
+        full.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v = json(&out);
+    assert_eq!(v["full_marks"], true, "{v}");
+    let step = |id: &str| {
+        v["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(step("rope_repeat_chosen")["settings"]["omega"], "pi/3");
+    assert!(step("rope_repeat_chosen")["question"]
+        .as_str()
+        .unwrap()
+        .contains("pi/3"));
+    assert_eq!(step("rope_repeat_chosen")["reason"], "a sixth of a turn");
+    assert_eq!(step("rope_resolve")["result"]["kind"], "nothing");
+    assert_eq!(step("index_signal")["result"]["value"], true);
+}
+
+#[test]
+fn progress_resumes_from_the_state_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("nested/dir/state.json");
+    // First sitting: the first three steps only.
+    let first = write(
+        dir.path(),
+        "first.toml",
+        "embedding_dim = \"no\"\nshuffle_attention = \"yes\"\nswap_two_tokens = \"c\"\n",
+    );
+    let (code, out, _) = session(&[
+        "--answers",
+        first.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Session paused"), "{out}");
+    assert!(
+        out.contains("after 3 of 15 steps; score so far 2/3"),
+        "{out}"
+    );
+    assert!(out.contains(&format!("--state {}", state.display())));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(saved["version"], 1);
+    assert_eq!(saved["records"].as_array().unwrap().len(), 3);
+    // Second sitting: the full sheet; only the 12 remaining steps run, the earlier miss stays.
+    let all = write(dir.path(), "all.toml", RIGHT);
+    let (code, out, _) = session(&[
+        "--answers",
+        all.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Resuming: 3 of 15 steps done"), "{out}");
+    assert_eq!(out.matches("── Step").count(), 12);
+    assert!(!out.contains("Step 3/15"));
+    assert!(out.contains("Score: 14/15 predictions right."), "{out}");
+    // A third run has nothing left to do and reports the same score.
+    let (_, out, _) = session(&["--state", state.to_str().unwrap()]);
+    assert_eq!(out.matches("── Step").count(), 0);
+    assert!(out.contains("Score: 14/15"));
+    // --reset starts over.
+    let (_, out, _) = session(&[
+        "--answers",
+        all.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+        "--reset",
+    ]);
+    assert!(out.contains("Score: 15/15"));
+}
+
+#[test]
+fn the_default_state_file_lives_under_xdg_state_home() {
+    let dir = tempfile::tempdir().unwrap();
+    let answers = write(dir.path(), "a.toml", "embedding_dim = \"no\"\n");
+    let out = cargo_bin_cmd!("attnlab")
+        .args(["session", "--answers", answers.to_str().unwrap()])
+        .env("XDG_STATE_HOME", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(dir.path().join("attnlab/session.json").is_file());
+}
+
+#[test]
+fn bad_answers_files_exit_2_naming_the_step_and_the_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("s.json");
+    let cases = [
+        (
+            "a.toml",
+            "embedding_dim = \"maybe\"\n",
+            vec!["answer to step embedding_dim", "yes or no"],
+        ),
+        (
+            "b.toml",
+            "rope_scores = [1, 0, -1]\n",
+            vec!["answer to step rope_scores", "5 numbers"],
+        ),
+        (
+            "c.toml",
+            "challenge = \"e\"\n",
+            vec!["answer to step challenge", "one letter: a, b, c, d"],
+        ),
+        (
+            "d.json",
+            r#"{"no_such_step": "yes"}"#,
+            vec!["no_such_step", "embedding_dim"],
+        ),
+        (
+            "e.toml",
+            "[rope_repeat_chosen]\nanswer = 6\nomega = \"0.5\"\n",
+            vec![
+                "setting omega of step rope_repeat_chosen",
+                "rational multiple of pi",
+            ],
+        ),
+        (
+            "f.toml",
+            "[shuffle_attention]\nanswer = \"yes\"\nomega = \"pi\"\n",
+            vec!["setting for step shuffle_attention", "one of perm"],
+        ),
+        ("g.toml", "embedding_dim = ", vec!["invalid TOML"]),
+        ("h.json", "{", vec!["invalid JSON"]),
+    ];
+    for (name, text, needles) in cases {
+        let p = write(dir.path(), name, text);
+        let (code, out, err) = session(&[
+            "--answers",
+            p.to_str().unwrap(),
+            "--state",
+            state.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(out.is_empty(), "{name}: nothing on stdout, got {out}");
+        assert_eq!(err.lines().count(), 1, "{name}: one line: {err}");
+        assert!(err.starts_with("error: "), "{name}: {err}");
+        for n in needles {
+            assert!(err.contains(n), "{name}: {n:?} not in {err}");
+        }
+        assert!(!state.exists(), "{name}: nothing ran, no progress written");
+    }
+    let (code, _, err) = session(&[
+        "--answers",
+        dir.path().join("missing.toml").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("missing.toml"));
+    // A corrupt state file is a clear error, pointing at --reset.
+    std::fs::write(&state, "not json").unwrap();
+    let (code, _, err) = session(&["--state", state.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--reset"), "{err}");
+}
+
+/// Drives the binary through a pseudo-terminal with python3's `pty` module: answers a prompt
+/// wrongly formed ("maybe" → re-asked with the accepted form), asks for the hint, answers two
+/// steps, sets a permutation at a settings prompt, gives one reason and skips another, then sends
+/// Ctrl-D (EOF) at the next prompt (a settings prompt).
+const PTY_DRIVER: &str = r#"
+import os, pty, select, subprocess, sys, time
+binary, state = sys.argv[1], sys.argv[2]
+master, slave = pty.openpty()
+p = subprocess.Popen([binary, "session", "--state", state], stdin=slave, stdout=slave,
+                     stderr=slave, close_fds=True)
+os.close(slave)
+seen = b""
+def expect(needle, timeout=60):
+    global seen
+    end = time.time() + timeout
+    while needle.encode() not in seen:
+        r, _, _ = select.select([master], [], [], max(0.0, end - time.time()))
+        chunk = b""
+        if r:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                pass
+        if not chunk:
+            sys.stdout.write(seen.decode(errors="replace"))
+            sys.exit("did not see %r" % needle)
+        seen += chunk
+    i = seen.index(needle.encode()) + len(needle)
+    sys.stdout.write(seen[:i].decode(errors="replace"))
+    seen = seen[i:]
+expect("your prediction (? for a hint): ")
+os.write(master, b"maybe\n")
+expect("accepted: yes or no")
+expect("your prediction (? for a hint): ")
+os.write(master, b"?\n")
+expect("hint: ")
+expect("your prediction (? for a hint): ")
+os.write(master, b"no\n")
+expect("(optional, Enter skips): ")
+os.write(master, b"a label selects a row\n")
+expect("(Enter keeps it): ")
+os.write(master, b"2,1,0,3\n")
+expect("Q (your settings): ")
+expect("your prediction (? for a hint): ")
+os.write(master, b"yes\n")
+expect("(optional, Enter skips): ")
+os.write(master, b"\n")
+expect("(Enter keeps it): ")
+os.write(master, b"\x04")
+expect("Resume with:")
+rest = b""
+while True:
+    r, _, _ = select.select([master], [], [], 5)
+    if not r:
+        break
+    try:
+        c = os.read(master, 4096)
+    except OSError:
+        break
+    if not c:
+        break
+    rest += c
+sys.stdout.write((seen + rest).decode(errors="replace"))
+print("\nEXIT %d" % p.wait(timeout=60))
+"#;
+
+#[test]
+fn interactive_session_through_a_pty_exits_cleanly_on_eof_keeping_progress() {
+    let python = ["python3", "python"].into_iter().find(|p| {
+        Command::new(p)
+            .args(["-c", "import pty, select"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    let Some(python) = python else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "python3 with the pty module is required under CI"
+        );
+        eprintln!("note: skipping the pty test, python3 with the pty module is not available");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let driver = write(dir.path(), "drive.py", PTY_DRIVER);
+    let state = dir.path().join("state.json");
+    let bin = env!("CARGO_BIN_EXE_attnlab");
+    let out = Command::new(python)
+        .arg(&driver)
+        .arg(bin)
+        .arg(&state)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "driver failed: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("EXIT 0"), "{text}");
+    assert!(text.contains("not understood: \"maybe\""), "{text}");
+    assert!(
+        text.contains("after 2 of 15 steps; score so far 2/2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Resume with: attnlab session --state"),
+        "{text}"
+    );
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    let ids: Vec<&str> = saved["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["embedding_dim", "shuffle_attention"]);
+    // The setting typed at the prompt was used and recorded, and so were the reason (the skipped
+    // one not) and the hint.
+    assert_eq!(saved["records"][1]["settings"]["perm"], "2,1,0,3");
+    assert!(saved["records"][1]["question"]
+        .as_str()
+        .unwrap()
+        .contains("P = [2,1,0,3]"));
+    assert_eq!(saved["records"][0]["reason"], "a label selects a row");
+    assert!(saved["records"][1].get("reason").is_none());
+    assert_eq!(saved["records"][0]["hint_used"], true);
+    assert!(saved["records"][1].get("hint_used").is_none());
+    assert!(
+        text.contains("hint: Multiplying a one-hot row vector"),
+        "{text}"
+    );
+    // Resuming (scripted) picks up at step 3.
+    let answers = write(dir.path(), "right.toml", RIGHT);
+    let (code, out, _) = session(&[
+        "--answers",
+        answers.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(out.matches("── Step").count(), 13);
+    assert!(out.contains("Score: 15/15"));
+}
+
+#[test]
+fn list_shows_every_step_with_its_form_and_settings() {
+    let (code, out, _) = session(&["--list", "--json"]);
+    assert_eq!(code, 0);
+    let v = json(&out);
+    let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), STEPS);
+    // The ids are the keys of the right-answers sheet, in session order.
+    let right: toml::Table = toml::from_str(RIGHT).unwrap();
+    for s in steps {
+        assert!(right.contains_key(s["id"].as_str().unwrap()), "{s}");
+    }
+    let scores = steps.iter().find(|s| s["id"] == "rope_scores").unwrap();
+    assert_eq!(scores["settings"][0]["name"], "omega");
+    assert_eq!(scores["settings"][0]["default"], "pi/2");
+    assert_eq!(scores["answer_kind"]["count"], 5);
+    let (code, out, _) = session(&["--list"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("rope_resolve") && out.contains("omegas (pi/2,pi/3)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn piped_input_with_json_keeps_stdout_for_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("s.json");
+    let out = cargo_bin_cmd!("attnlab")
+        .args(["session", "--json", "--state", state.to_str().unwrap()])
+        .write_stdin("no\n\n")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v = json(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["paused"], "input ended");
+    assert_eq!(v["score"]["answered"], 1);
+    assert!(v["resume"].as_str().unwrap().contains("--state"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("your prediction"));
+}
