@@ -40,6 +40,8 @@ pub enum Fault {
     Rope,
     /// A basis change whose adjacent map uses Sᵀ instead of S⁻¹.
     Basis,
+    /// A period off by one (q + 1 instead of q).
+    Period,
 }
 
 /// The evidence behind one measured status.
@@ -203,7 +205,7 @@ fn claim_softmax(fault: Fault) -> Result<Claim> {
         measured_status: status(holds, true),
         holds,
         evidence: ev(err, tol.value, format!("a random 6×6 score matrix (N(0,9) entries), all {count} permutations: max error {err:.3e} (only the order of the row sum changes); tolerance 8·eps·n·max|softmax| = {:.3e}", tol.value)),
-        command: "attnlab equivariance --n 6 --exhaustive   (its weight-form row checks A(ΠH) = Π A(H) Πᵀ)".into(),
+        command: "attnlab claims --json (this row); the same property inside a layer: attnlab equivariance --n 6 --exhaustive (row A(ΠH) = Π A(H) Πᵀ)".into(),
     })
 }
 
@@ -247,39 +249,53 @@ fn claim_rope(fault: Fault) -> Result<Claim> {
         measured_status: status(holds, true),
         holds,
         evidence: ev(err, tol, format!("{trials} random q, k ∈ R⁸ (4 planes, base 10000) and positions i, j < 10⁴, f64 with exact angle reduction: max error {err:.3e}, tolerance 8·eps·d·max Σ|q||k| = {tol:.3e}")),
-        command: "attnlab rope identity --base 10000 --dim 8".into(),
+        command: "attnlab claims --json (this row); the same identity on other random draws: attnlab rope identity --base 10000 --dim 8".into(),
     })
 }
 
-fn claim_single_frequency() -> Result<Claim> {
-    // ω = 2π/q for several q: cos(sω) = cos((s + q)ω) for every s, and q is the first repeat.
+fn claim_single_frequency(fault: Fault) -> Result<Claim> {
+    // For ω = 2π/q: the period the spectrum module derives exactly must be what plain binary64
+    // arithmetic shows — the first s ≥ 1 whose score cos(s·ω) returns to 1, and equal scores at s
+    // and s + q for every s — with the tolerance of one rounding of the phase s·ω (|Δcos| ≤
+    // |Δphase| ≤ 2·eps·s·|ω|) plus the cosines' own rounding.
     let mut err = 0.0f64;
-    let mut firsts = Vec::new();
+    let mut tol_max = 0.0f64;
     let mut ok = true;
+    let mut firsts = Vec::new();
     for text in ["pi/2", "pi/3", "2*pi/7", "pi*3/8"] {
         let w = Omega::parse(text)?;
         let rep = spectrum::period::period(w, spectrum::resolve::DEFAULT_TOL, 1_000)?;
-        let q = rep.first_repeat.unwrap_or(0) as i64;
-        ok &= q > 0 && Some(q) == w.turns_fraction().map(|(_, b)| b);
+        let exact_q = rep.first_repeat.unwrap_or(0);
+        let q = if fault == Fault::Period {
+            exact_q + 1
+        } else {
+            exact_q
+        };
+        let wf = w.value();
+        let float_first = (1..=1000u64).find(|&s| (s as f64 * wf).cos() >= 1.0 - 1e-12);
+        ok &= q > 0 && float_first == Some(q);
         for s in 0..3 * q {
-            err = err.max((w.cos_at(s) - w.cos_at(s + q)).abs());
+            let (a, b) = ((s as f64 * wf).cos(), ((s + q) as f64 * wf).cos());
+            let tol = 2.0 * f64::EPSILON * ((s + q) as f64 * wf.abs()) + 4.0 * f64::EPSILON;
+            err = err.max((a - b).abs());
+            tol_max = tol_max.max(tol);
+            ok &= (a - b).abs() <= tol;
         }
         firsts.push(format!(
-            "{text}: 2π/ω = {:.6}, first repeat {q}",
+            "{text}: period {q} (2π/ω = {:.6}; floats first return to 1 at {float_first:?})",
             rep.wavelength
         ));
     }
-    let holds = ok && err == 0.0;
     Ok(Claim {
         source: "002 key claims".into(),
         claim: "A single frequency identifies separations differing by $2\\pi /\\omega$".into(),
         plain: "cos(sω) = cos((s + 2π/ω)ω): separations 2π/ω apart give equal scores".into(),
         seed_status: "[Exact.]".into(),
         exact: true,
-        measured_status: status(holds, true),
-        holds,
-        evidence: ev(err, 0.0, format!("{}; scores at s and s + period agree exactly (exactly reduced phases) for s < 3·period: max difference {err:e}", firsts.join("; "))),
-        command: "attnlab rope period --omega pi/2".into(),
+        measured_status: status(ok, true),
+        holds: ok,
+        evidence: ev(err, tol_max, format!("{}; binary64 scores at s and s + period agree within one rounding of the phase for s < 3·period: max difference {err:.3e}", firsts.join("; "))),
+        command: "attnlab rope period --omega pi/2; attnlab rope score --omega pi/2 --max-sep 12".into(),
     })
 }
 
@@ -457,7 +473,7 @@ fn seed000_rows(fault: Fault) -> Result<Vec<Claim>> {
             measured_status: if row2 { "attention YES (AB and BA identical without positions), RNN NO (its last state differs)".into() } else { "FAILS".into() },
             holds: row2,
             evidence: ev(bare_gap, tol, format!("mean readout of \"A B .\" vs \"B A .\": bare attention differs by {bare_gap:.3e}, with the index signal by {pos_gap:.3e}; the RNN's last state differs by {rnn_gap:.3e}")),
-            command: "attnlab equivariance --text \"A B .\" --readout mean".into(),
+            command: "attnlab claims --json (this row); related: attnlab equivariance --text \"A B .\" --readout mean".into(),
         },
         Claim {
             source: "000 reference table".into(),
@@ -468,7 +484,7 @@ fn seed000_rows(fault: Fault) -> Result<Vec<Claim>> {
             measured_status: if row3 { "attention: set (sorted output rows identical under all shuffles); RNN: sequence".into() } else { "FAILS".into() },
             holds: row3,
             evidence: ev(set_attn, attn.tolerance, format!("max change of the sorted output rows over all 120 shuffles: attention {set_attn:.3e}, RNN {set_rnn:.3e}")),
-            command: "attnlab equivariance --n 5 --exhaustive --readout mean".into(),
+            command: "attnlab claims --json (this row); related: attnlab equivariance --n 5 --exhaustive --readout mean".into(),
         },
     ])
 }
@@ -495,7 +511,7 @@ pub fn ledger(fault: Fault) -> Result<Vec<Claim>> {
         claim_attention(fault)?,
         claim_softmax(fault)?,
         claim_rope(fault)?,
-        claim_single_frequency()?,
+        claim_single_frequency(fault)?,
         claim_several_frequencies()?,
         claim_basis(fault)?,
     ];

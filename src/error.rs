@@ -36,6 +36,14 @@ pub enum Error {
         /// Why it failed.
         reason: String,
     },
+    /// A file could not be written.
+    #[error("cannot write {path}: {reason}")]
+    Write {
+        /// The file's path.
+        path: String,
+        /// Why it failed.
+        reason: String,
+    },
 }
 
 impl Error {
@@ -68,6 +76,16 @@ impl Error {
     /// Shorthand for [`Error::Io`].
     pub fn io(path: impl AsRef<std::path::Path>, reason: impl ToString) -> Self {
         Error::Io {
+            path: path.as_ref().display().to_string(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+impl Error {
+    /// Shorthand for [`Error::Write`].
+    pub fn write(path: impl AsRef<std::path::Path>, reason: impl ToString) -> Self {
+        Error::Write {
             path: path.as_ref().display().to_string(),
             reason: reason.to_string(),
         }

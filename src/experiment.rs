@@ -39,6 +39,9 @@ impl FloatType {
     }
 }
 
+/// The most random permutations one check draws.
+pub const MAX_SAMPLES: usize = 100_000;
+
 /// Which permutations a check runs over.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PermChoice {
@@ -72,17 +75,33 @@ impl PermChoice {
             )),
             PermChoice::Given(p) => Ok(vec![p.clone()]),
             PermChoice::Exhaustive => Permutation::all(n),
-            PermChoice::Samples { k: 0, .. } => Err(Error::invalid("--samples", 0, "at least 1")),
-            PermChoice::Samples { k, seed } => Permutation::random(n, *k, *seed, true),
+            PermChoice::Samples { k: 0, .. } => {
+                Err(Error::invalid("--samples", 0, format!("1..={MAX_SAMPLES}")))
+            }
+            PermChoice::Samples { k, .. } if *k > MAX_SAMPLES => {
+                Err(Error::invalid("--samples", k, format!("1..={MAX_SAMPLES}")))
+            }
+            PermChoice::Samples { k, seed } => {
+                // When k covers every non-identity permutation, check each once instead of
+                // drawing repeats (n = 2 has only one).
+                if (2..=8).contains(&n) && (1..=n).product::<usize>() - 1 <= *k {
+                    return Ok(Permutation::all(n)?
+                        .into_iter()
+                        .filter(|p| !p.is_identity())
+                        .collect());
+                }
+                Permutation::random(n, *k, *seed, true)
+            }
         }
     }
 
-    /// The default: every permutation for n ≤ 6 (at most 720), else 100 random ones.
+    /// The default: every permutation for n ≤ 6 (at most 720), else 100 random ones (20 for
+    /// n > 256, where one forward pass is no longer instant).
     pub fn default_for(n: usize, seed: u64) -> Self {
-        if n <= 6 {
-            PermChoice::Exhaustive
-        } else {
-            PermChoice::Samples { k: 100, seed }
+        match n {
+            0..=6 => PermChoice::Exhaustive,
+            7..=256 => PermChoice::Samples { k: 100, seed },
+            _ => PermChoice::Samples { k: 20, seed },
         }
     }
 }

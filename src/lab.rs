@@ -163,7 +163,7 @@ pub struct Resolution {
     pub result: spectrum::resolve::Resolution,
     /// The same set one separation past its common period, for contrast.
     pub contrast: Option<spectrum::resolve::Resolution>,
-    /// Margin per separation 1..=2·context (for the plot).
+    /// Margin per separation 1..=min(2·context, 4096) (for the plot).
     pub margins: Vec<(u64, f64)>,
 }
 
@@ -256,7 +256,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
         _ => None,
     };
     let ws: Vec<f64> = set.iter().map(|o| o.value()).collect();
-    let margins = (1..=2 * cfg.context)
+    let margins = (1..=cfg.context.saturating_mul(2).min(4096))
         .map(|s| (s, spectrum::resolve::margin_direct(&ws, s)))
         .collect();
     let labels: Vec<String> = set.iter().map(|o| o.label()).collect();

@@ -22,10 +22,11 @@ use crate::rng::RngKind;
 use crate::tokenizer::Vocabulary;
 use crate::{Error, Real, Result};
 
-/// Largest sequence length accepted (a 16384² f64 score matrix is 2 GiB).
-pub const MAX_TOKENS: usize = 16_384;
+/// Largest sequence length accepted: a 4096² f64 score matrix is 128 MiB, and a check keeps a
+/// handful of them alive at once.
+pub const MAX_TOKENS: usize = 4_096;
 /// Largest model width accepted.
-pub const MAX_DIM: usize = 8_192;
+pub const MAX_DIM: usize = 4_096;
 
 /// How the inputs of a run are obtained.
 #[derive(Debug, Clone)]
@@ -474,6 +475,13 @@ impl LayerSpec {
                         "--mask",
                         self.mask.name(),
                         "none for an RNN (masks act on attention scores)",
+                    ));
+                }
+                if inputs.heads != 1 {
+                    return Err(Error::invalid(
+                        "--heads",
+                        inputs.heads,
+                        "1 for an RNN (heads belong to attention)",
                     ));
                 }
                 let rnn = Elman::new(cast(&inputs.wx), cast(&inputs.wh), Array1::zeros(d))?;

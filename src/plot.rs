@@ -49,13 +49,13 @@ const PALETTE: [RGBColor; 6] = [
 ];
 
 fn plot_err(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::io(path, format!("cannot draw plot: {e}"))
+    Error::write(path, format!("cannot draw plot: {e}"))
 }
 
 fn ensure_parent(path: &Path) -> Result<()> {
     if let Some(dir) = path.parent() {
         if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            std::fs::create_dir_all(dir).map_err(|e| Error::write(dir, e))?;
         }
     }
     Ok(())

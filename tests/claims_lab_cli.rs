@@ -83,7 +83,7 @@ fn claims_cover_every_row_of_both_seed_tables_and_all_hold() {
 
 #[test]
 fn a_wrong_implementation_makes_claims_exit_1() {
-    for fault in ["one-hot", "attention", "softmax", "rope", "basis"] {
+    for fault in ["one-hot", "attention", "softmax", "rope", "basis", "period"] {
         let out = cargo_bin_cmd!("attnlab")
             .args(["claims", "--json", "--inject-fault", fault])
             .output()

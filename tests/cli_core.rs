@@ -178,6 +178,18 @@ fn bad_inputs_exit_2_with_one_clear_line() {
         (vec!["equivariance", "--n", "0"], "--n"),
         (vec!["equivariance", "--dim", "0"], "--dim"),
         (vec!["attend", "--n", "1000000"], "--n"),
+        (vec!["attend", "--n", "4097"], "--n"),
+        (vec!["attend", "--n", "-1"], "-1"),
+        (vec!["equivariance", "--index-scale", "0.5"], "--pos index"),
+        (
+            vec!["equivariance", "--pos", "index", "--index-scale", "1e200"],
+            "non-finite",
+        ),
+        (
+            vec!["equivariance", "--layer", "rnn", "--heads", "2"],
+            "--heads",
+        ),
+        (vec!["equivariance", "--samples", "100001"], "--samples"),
         (vec!["attend", "--dim", "100000"], "--dim"),
         (vec!["attend", "--text", "A B", "--dim", "3"], "--dim"),
         (vec!["attend", "--text", "A C"], "\"C\""),
@@ -225,4 +237,33 @@ fn bad_inputs_exit_2_with_one_clear_line() {
             );
         }
     }
+}
+
+#[test]
+fn regression_degenerate_permutation_sets_are_not_dressed_up() {
+    // n = 2 has one non-identity permutation: five samples check it once, not five times.
+    let (code, v, _) = run(&["equivariance", "--n", "2", "--samples", "5", "--json"]);
+    assert_eq!((code, v["permutations_checked"].as_u64()), (0, Some(1)));
+    // n = 1: only the identity exists, and the report says so.
+    let (code, v, _) = run(&["equivariance", "--n", "1", "--json"]);
+    assert_eq!(code, 0);
+    assert!(v["note"].as_str().unwrap().contains("only the identity"));
+}
+
+#[test]
+fn regression_large_matrices_are_elided_in_tables() {
+    let out = cargo_bin_cmd!("attnlab")
+        .args(["attend", "--n", "20", "--dim", "16"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("… 8 more rows") && text.contains("… 8 more"),
+        "{text}"
+    );
+    // --json still carries every entry.
+    let (_, v, _) = run(&["attend", "--n", "20", "--dim", "16", "--json"]);
+    assert_eq!(v["weights"].as_array().unwrap().len(), 20);
+    assert_eq!(v["weights"][0].as_array().unwrap().len(), 20);
 }

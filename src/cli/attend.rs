@@ -3,9 +3,8 @@
 use attnlab::experiment::FloatType;
 use attnlab::layer::{Inputs, LayerKind, LayerSpec, Readout};
 use attnlab::Real;
-use serde_json::json;
 
-use super::common::{matrix_table, nested, InputArgs};
+use super::common::{matrix_table, InputArgs, Rows};
 use super::output::print_json;
 use super::Outcome;
 
@@ -39,7 +38,7 @@ pub fn run(args: AttendArgs) -> anyhow::Result<Outcome> {
         pos: a.pos,
         mask: a.mask,
         readout: Readout::None,
-        index_scale: a.index_scale,
+        index_scale: a.index_scale(),
         ..LayerSpec::default()
     };
     let (output, weights) = match a.dtype {
@@ -48,19 +47,53 @@ pub fn run(args: AttendArgs) -> anyhow::Result<Outcome> {
     };
     let (n, d) = inputs.x.dim();
     if a.json {
-        let mut v = json!({
-            "n": n, "dim": d, "heads": inputs.heads, "seed": a.seed, "rng": a.rng.name(),
-            "mask": a.mask.name(), "pos": spec_pos(&spec), "dtype": a.dtype.name(),
-            "tokens": inputs.tokens,
-            "X": nested(&inputs.x), "Wq": nested(&inputs.wq), "Wk": nested(&inputs.wk), "Wv": nested(&inputs.wv),
-            "Wo": inputs.wo.as_ref().map(nested),
-            "weights": nested(&weights[0]),
-            "output": nested(&output),
-        });
-        if inputs.heads > 1 {
-            v["weights_per_head"] = json!(weights.iter().map(nested).collect::<Vec<_>>());
+        // A typed document streamed by serde (a json! value of a 4096×4096 weight matrix would
+        // hold gigabytes of boxed numbers).
+        #[derive(serde::Serialize)]
+        struct Doc<'a> {
+            n: usize,
+            dim: usize,
+            heads: usize,
+            seed: u64,
+            rng: &'a str,
+            mask: &'a str,
+            pos: String,
+            dtype: &'a str,
+            tokens: &'a Option<Vec<String>>,
+            #[serde(rename = "X")]
+            x: Rows<'a>,
+            #[serde(rename = "Wq")]
+            wq: Rows<'a>,
+            #[serde(rename = "Wk")]
+            wk: Rows<'a>,
+            #[serde(rename = "Wv")]
+            wv: Rows<'a>,
+            #[serde(rename = "Wo")]
+            wo: Option<Rows<'a>>,
+            weights: Rows<'a>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            weights_per_head: Option<Vec<Rows<'a>>>,
+            output: Rows<'a>,
         }
-        print_json(&v)?;
+        print_json(&Doc {
+            n,
+            dim: d,
+            heads: inputs.heads,
+            seed: a.seed,
+            rng: a.rng.name(),
+            mask: a.mask.name(),
+            pos: spec_pos(&spec),
+            dtype: a.dtype.name(),
+            tokens: &inputs.tokens,
+            x: Rows(&inputs.x),
+            wq: Rows(&inputs.wq),
+            wk: Rows(&inputs.wk),
+            wv: Rows(&inputs.wv),
+            wo: inputs.wo.as_ref().map(Rows),
+            weights: Rows(&weights[0]),
+            weights_per_head: (inputs.heads > 1).then(|| weights.iter().map(Rows).collect()),
+            output: Rows(&output),
+        })?;
         return Ok(Outcome::Holds);
     }
     let labels = inputs.tokens.clone();

@@ -17,16 +17,16 @@ pub struct InputArgs {
     #[arg(long, conflicts_with = "n")]
     pub text: Option<String>,
     /// Sequence length n of the drawn input X [default: 4, the course program's].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub n: Option<usize>,
     /// Model width d [default: 4; with --text, the embedding's width].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub dim: Option<usize>,
     /// Number of attention heads (more than 1 adds an output projection Wo).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     pub heads: usize,
     /// Seed of the generator.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub seed: u64,
     /// Generator: numpy reproduces np.random.seed(S) + randn bit for bit; std is ChaCha8.
     #[arg(long, value_enum, default_value_t = RngKind::Std)]
@@ -42,9 +42,10 @@ pub struct InputArgs {
     /// table), rope (rotary on queries and keys).
     #[arg(long, value_enum, default_value_t = PosKind::None)]
     pub pos: PosKind,
-    /// Scale of the index signal (--pos index adds p·scale to every component of row p).
-    #[arg(long, default_value_t = 0.1)]
-    pub index_scale: f64,
+    /// Scale of the index signal (--pos index adds p·scale to every component of row p)
+    /// [default: 0.1].
+    #[arg(long, allow_negative_numbers = true)]
+    pub index_scale: Option<f64>,
     /// Floating-point type the layer runs in.
     #[arg(long, value_enum, default_value_t = FloatType::F64)]
     pub dtype: FloatType,
@@ -54,13 +55,22 @@ pub struct InputArgs {
 }
 
 impl InputArgs {
+    /// The index signal's scale (0.1 unless given).
+    pub fn index_scale(&self) -> f64 {
+        self.index_scale.unwrap_or(0.1)
+    }
+
     /// The library's input specification (loads --blocks).
     pub fn input_spec(&self) -> anyhow::Result<InputSpec> {
-        if !self.index_scale.is_finite() {
-            anyhow::bail!(
-                "invalid --index-scale: {}; expected a finite number (e.g. 0.1)",
-                self.index_scale
-            );
+        if let Some(scale) = self.index_scale {
+            if !scale.is_finite() {
+                anyhow::bail!(
+                    "invalid --index-scale: {scale}; expected a finite number (e.g. 0.1)"
+                );
+            }
+            if self.pos != PosKind::Index {
+                anyhow::bail!("--index-scale {scale} has no effect without --pos index; add --pos index or drop it");
+            }
         }
         let blocks = match &self.blocks {
             Some(p) => Some(Blocks::load(p)?),
@@ -78,24 +88,76 @@ impl InputArgs {
     }
 }
 
+/// A matrix serialized as row-major nested arrays without copying it.
+pub struct Rows<'a>(pub &'a Array2<f64>);
+
+impl serde::Serialize for Rows<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = serializer.serialize_seq(Some(self.0.nrows()))?;
+        for row in self.0.rows() {
+            seq.serialize_element(&row.as_slice().map_or_else(|| row.to_vec(), <[f64]>::to_vec))?;
+        }
+        seq.end()
+    }
+}
+
 /// Row-major nested rows of a matrix, for JSON.
 pub fn nested(a: &Array2<f64>) -> Vec<Vec<f64>> {
     a.rows().into_iter().map(|r| r.to_vec()).collect()
 }
 
-/// A matrix as a terminal table with row labels.
+/// The most rows a terminal table shows; larger matrices are elided (use --json).
+pub const MAX_ROWS_SHOWN: usize = 12;
+/// The most columns a terminal table shows (eight fit a 120-column terminal).
+pub const MAX_COLS_SHOWN: usize = 8;
+
+/// A matrix as a terminal table with row labels. Matrices larger than [`MAX_ROWS_SHOWN`] rows or
+/// [`MAX_COLS_SHOWN`] columns show their first rows and columns and say how many were left out.
 pub fn matrix_table(a: &Array2<f64>, row_labels: Option<&[String]>) -> comfy_table::Table {
+    let (rows, cols) = (a.nrows().min(MAX_ROWS_SHOWN), a.ncols().min(MAX_COLS_SHOWN));
     let mut header = vec![String::new()];
-    header.extend((0..a.ncols()).map(|j| j.to_string()));
+    header.extend((0..cols).map(|j| j.to_string()));
+    if cols < a.ncols() {
+        header.push(format!("… {} more", a.ncols() - cols));
+    }
     let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
     let mut t = super::output::table(&header_refs);
-    for (i, row) in a.rows().into_iter().enumerate() {
+    for (i, row) in a.rows().into_iter().take(rows).enumerate() {
         let label = row_labels
             .and_then(|l| l.get(i))
             .map_or(i.to_string(), |l| format!("{i} {l}"));
         let mut cells = vec![label];
-        cells.extend(row.iter().map(|&v| format!("{v:.6}")));
+        cells.extend(row.iter().take(cols).map(|&v| format!("{v:.6}")));
+        if cols < a.ncols() {
+            cells.push("…".into());
+        }
         t.add_row(cells);
     }
+    if rows < a.nrows() {
+        t.add_row(vec![format!(
+            "… {} more rows (--json prints everything)",
+            a.nrows() - rows
+        )]);
+    }
     t
+}
+
+/// Parses a count such as `4096`, `1e6` or `2^20` (for clap's `value_parser`).
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let err = || format!("{s:?} is not a whole number; write e.g. 4096, 1e6 or 2^20");
+    if let Ok(v) = t.parse::<u64>() {
+        return Ok(v);
+    }
+    if let Some((b, e)) = t.split_once('^') {
+        let (b, e): (u64, u32) = (b.parse().map_err(|_| err())?, e.parse().map_err(|_| err())?);
+        return b.checked_pow(e).ok_or_else(err);
+    }
+    let v: f64 = t.parse().map_err(|_| err())?;
+    if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1.8e19 {
+        Ok(v as u64)
+    } else {
+        Err(err())
+    }
 }

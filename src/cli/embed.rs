@@ -21,12 +21,13 @@ pub struct EmbedArgs {
     /// Text to tokenize and embed.
     #[arg(long, default_value = "A B")]
     pub text: String,
-    /// Also show that h → S h with the next linear map W → S⁻¹W leaves the output unchanged,
+    /// Also show that h → S h with the next linear map W → W S⁻¹ (in rows: H → H·S, W → S⁻¹·W)
+    /// leaves the output unchanged,
     /// and that the same change pushed through ReLU, softmax or layer norm does not.
     #[arg(long)]
     pub basis_change: bool,
     /// Seed of the random S and W of the basis-change experiment.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub seed: u64,
     /// Print one JSON object on stdout instead of tables.
     #[arg(long)]

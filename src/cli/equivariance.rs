@@ -28,10 +28,10 @@ pub struct EquivarianceArgs {
     #[arg(long, conflicts_with = "samples")]
     pub exhaustive: bool,
     /// K random non-identity permutations [default: exhaustive for n ≤ 6, else 100 samples].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub samples: Option<usize>,
     /// Seed of the random permutations [default: --seed].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub perm_seed: Option<u64>,
 }
 
@@ -45,7 +45,7 @@ pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
         pos: a.pos,
         mask: a.mask,
         readout,
-        index_scale: a.index_scale,
+        index_scale: a.index_scale(),
         ..LayerSpec::default()
     };
     let perm_seed = args.perm_seed.unwrap_or(a.seed);
@@ -57,6 +57,9 @@ pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
     };
     let perms = choice.permutations(n)?;
     let result = experiment::symmetry(&spec, &inputs, &perms, a.dtype)?;
+    let note = perms.iter().all(|p| p.is_identity()).then(|| {
+        format!("only the identity permutation exists for n = {n}, so this check cannot show anything about equivariance; use n ≥ 2")
+    });
     let r = &result.report;
     let layer_name = match args.layer {
         LayerKind::Attention => "attention",
@@ -95,6 +98,7 @@ pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
             "weight_form": result.weight_form,
             "controls": result.controls,
             "diagnosis": result.diagnosis,
+            "note": note,
         }))?;
         return Ok(Outcome::from_bool(r.holds));
     }
@@ -162,5 +166,8 @@ pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
         sci(dg.f64_error),
         dg.explanation
     );
+    if let Some(note) = &note {
+        println!("note: {note}");
+    }
     Ok(Outcome::from_bool(r.holds))
 }

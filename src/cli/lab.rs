@@ -19,13 +19,13 @@ pub struct LabArgs {
     #[arg(long)]
     pub json: bool,
     /// The single frequency of products (b) and (c).
-    #[arg(long, default_value = "pi/2")]
+    #[arg(long, default_value = "pi/2", allow_negative_numbers = true)]
     pub omega: String,
     /// The multi-frequency set of products (b) and (d).
     #[arg(long, default_value = "pi/2,pi/3")]
     pub omegas: String,
-    /// The context length of product (d).
-    #[arg(long, default_value_t = 12)]
+    /// The context length of product (d) (e.g. 12, 4096, 1e6 or 2^20).
+    #[arg(long, default_value = "12", value_parser = super::common::parse_count)]
     pub context: u64,
 }
 

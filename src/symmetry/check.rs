@@ -276,6 +276,19 @@ fn max_abs<T: Real>(a: &Array2<T>) -> f64 {
     a.iter().fold(0.0f64, |m, v| m.max(v.to_f64().abs()))
 }
 
+/// Rejects non-finite layer outputs: an overflowed layer says nothing about its symmetry, and
+/// inf − inf would make every comparison meaningless.
+fn ensure_finite<T: Real>(a: &Array2<T>) -> Result<()> {
+    if a.iter().any(|v| !v.is_finite()) {
+        return Err(Error::invalid(
+            "layer output",
+            "non-finite values (inf or NaN)",
+            "finite outputs — the inputs or weights overflow the layer's dtype; scale them down (e.g. a smaller --index-scale or smaller blocks)",
+        ));
+    }
+    Ok(())
+}
+
 fn need_perms(perms: &[Permutation], n: usize) -> Result<()> {
     if perms.is_empty() {
         return Err(Error::invalid(
@@ -336,9 +349,11 @@ where
 {
     need_perms(perms, h.nrows())?;
     let base = f(h)?;
+    ensure_finite(&base)?;
     let mut t = Tracker::new(h.nrows());
     for p in perms {
         let lhs = f(p.apply_rows(h)?.view())?;
+        ensure_finite(&lhs)?;
         let rhs = expected(p, &base)?;
         t.add(p, lhs.view(), rhs.view(), 0)?;
     }
@@ -415,10 +430,12 @@ where
     }
     need_perms(perms, t)?;
     let base = f(h)?;
+    ensure_finite(&base)?;
     let mut tr = Tracker::new(n);
     for p in perms {
         let full = Permutation::new(p.as_slice().iter().copied().chain(t..n).collect())?;
         let out = f(full.apply_rows(h)?.view())?;
+        ensure_finite(&out)?;
         tr.add(
             &full,
             out.slice(ndarray::s![t.., ..]),
@@ -460,9 +477,11 @@ where
         ));
     }
     let base = f(h)?;
+    ensure_finite(&base)?;
     let mut changed = h.to_owned();
     changed.slice_mut(ndarray::s![t.., ..]).assign(&replacement);
     let out = f(changed.view())?;
+    ensure_finite(&out)?;
     let mut tr = Tracker::new(n);
     tr.add(
         &Permutation::identity(n),
