@@ -341,13 +341,8 @@ impl RotaryFrequencies {
                 "a finite number > 1 (e.g. 10000)",
             ));
         }
-        if rotary_dim < 2 || !rotary_dim.is_multiple_of(2) {
-            return Err(Error::invalid(
-                "rotary dimension",
-                rotary_dim,
-                "an even number ≥ 2 (each plane rotates a pair of coordinates)",
-            ));
-        }
+        super::check_rotary_dim(rotary_dim)?;
+        super::check_head_dim(head_dim)?;
         if rotary_dim > head_dim {
             return Err(Error::invalid(
                 "rotary dimension",
