@@ -29,6 +29,12 @@ pub struct PlaneAudit {
     pub full_turn_in_context: bool,
 }
 
+/// Largest context [`audit`] accepts: 2²⁴ = 16 777 216 positions. The precision part hashes
+/// one cos/sin cache row per position and dtype and the resolution scans every separation, so
+/// memory and time grow linearly in L (2²⁷ took 12.6 GB and > 100 s); at 2²⁴ the audit stays
+/// within ~2 GB.
+pub const MAX_AUDIT_CONTEXT: u64 = 1 << 24;
+
 /// Options of [`audit`].
 #[derive(Debug, Clone)]
 pub struct AuditOptions {
@@ -123,7 +129,7 @@ fn fmt_g(x: f64) -> String {
 /// ```
 ///
 /// # Errors
-/// `context == 0`, bad tolerance.
+/// `context` not in 1..=[`MAX_AUDIT_CONTEXT`], bad tolerance or grid ratio.
 pub fn audit(
     freqs: &RotaryFrequencies,
     omegas: Option<&[Omega]>,
@@ -131,11 +137,11 @@ pub fn audit(
     progress: impl FnMut(f64),
 ) -> Result<AuditReport> {
     let l = opts.context;
-    if l == 0 {
+    if l == 0 || l > MAX_AUDIT_CONTEXT {
         return Err(Error::invalid(
             "context",
-            0,
-            "a positive number of positions",
+            l,
+            "a number of positions in 1..=2^24 (16777216): the audit keeps the cos/sin cache rows of every position for four dtypes",
         ));
     }
     let tau = std::f64::consts::TAU;
