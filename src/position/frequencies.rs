@@ -75,6 +75,26 @@ fn decimal_rational(text: &str) -> Option<(i128, i128)> {
     Some((p / g, q / g))
 }
 
+/// A compact display of a number: Rust's shortest round-trip form (no digits are invented or
+/// lost), in scientific notation outside [10⁻⁴, 10⁹) so that `1e300` or `1e-300` does not print
+/// hundreds of zeros.
+///
+/// ```
+/// use attnlab::position::frequencies::short_number;
+/// assert_eq!(short_number(0.25), "0.25");
+/// assert_eq!(short_number(1e300), "1e300");
+/// assert_eq!(short_number(-2.5e-7), "-2.5e-7");
+/// assert_eq!(short_number(10000.0), "10000");
+/// ```
+pub fn short_number(x: f64) -> String {
+    let a = x.abs();
+    if a == 0.0 || !x.is_finite() || (1e-4..1e9).contains(&a) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// Largest accepted |ω| (radians per position).
 ///
 /// For integer positions a frequency only matters modulo 2π (ω and ω − 2πk rotate every
@@ -129,7 +149,7 @@ fn check_range(value: f64, label: &str) -> Result<()> {
         return Err(Error::invalid(
             "frequency",
             label,
-            format!("|ω| ≤ {MAX_OMEGA:e} rad/position (for integer positions a larger ω acts exactly like ω mod 2π = {}; give that instead)", value.rem_euclid(std::f64::consts::TAU)),
+            format!("|ω| ≤ {MAX_OMEGA:e} rad/position: for integer positions a larger ω acts exactly like ω mod 2π, so give the reduced frequency instead"),
         ));
     }
     if a < MIN_OMEGA {
@@ -176,7 +196,7 @@ impl Omega {
                 "a non-zero, finite angle per position",
             ));
         }
-        check_range(value, &value.to_string())?;
+        check_range(value, &short_number(value))?;
         Ok(Omega::Float { value })
     }
 
@@ -391,7 +411,7 @@ impl Omega {
             Omega::PiRational { num, den: 1 } => format!("{num}*pi"),
             Omega::PiRational { num: 1, den } => format!("pi/{den}"),
             Omega::PiRational { num, den } => format!("{num}*pi/{den}"),
-            Omega::Float { value } => format!("{value}"),
+            Omega::Float { value } => short_number(value),
         }
     }
 }
@@ -470,8 +490,11 @@ pub struct RotaryFrequencies {
     pub rotary_dim: usize,
     /// The head dimension (≥ rotary_dim; the rest is not rotated).
     pub head_dim: usize,
-    /// The base (θ) when the set came from one.
+    /// The base (θ) when the set came from one (as configured).
     pub base: Option<f64>,
+    /// The base the default formula is actually evaluated with: differs from `base` for dynamic
+    /// NTK scaling beyond the original context (`base' = base·(f·s/L − (f−1))^(d/(d−2))`).
+    pub effective_base: Option<f64>,
     /// The context length the configuration declares (max_position_embeddings), if any.
     pub context: Option<u64>,
     /// Human-readable description of where the set came from.
@@ -514,8 +537,9 @@ impl RotaryFrequencies {
             rotary_dim: dim,
             head_dim: dim,
             base: Some(base),
+            effective_base: Some(base),
             context: None,
-            source: format!("base {base}, dim {dim}"),
+            source: format!("base {}, dim {dim}", short_number(base)),
             rope_type: "base".into(),
             softmax_scale_multiplier: None,
         })
@@ -531,6 +555,7 @@ impl RotaryFrequencies {
             inv_freq,
             attention_factor: 1.0,
             base: None,
+            effective_base: None,
             context: None,
             source: omegas
                 .iter()

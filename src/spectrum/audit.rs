@@ -58,8 +58,11 @@ pub struct AuditReport {
     pub verdict: String,
     /// Where the frequencies came from.
     pub source: String,
-    /// The base (θ), when the set has one.
+    /// The base (θ), when the set has one, as configured.
     pub base: Option<f64>,
+    /// The base the frequencies are evaluated with at this context (differs from `base` for
+    /// dynamic NTK scaling beyond the original context).
+    pub effective_base: Option<f64>,
     /// Rotated dimensions (2 × planes).
     pub rotary_dim: usize,
     /// Head dimension.
@@ -85,8 +88,11 @@ pub struct AuditReport {
     pub margin_at: Option<u64>,
     /// The full resolution result.
     pub resolution: Resolution,
-    /// First m ≥ 1 with B(m) = Σ_k cos(m·ω_k) < 0 within the context (null: none).
+    /// First m ≥ 1 with B(m) = Σ_k cos(m·ω_k) < 0 within the context; null when B(m) ≥ 0 for
+    /// every m < L (the search stops at L, so null says nothing about m ≥ L).
     pub decay_first_negative: Option<u64>,
+    /// Whether B(m) turns negative for some m < L (`decay_first_negative` is then set).
+    pub decay_first_negative_within_context: bool,
     /// Whether B(m) ≥ 0 for all m < L (Men et al. 2024's criterion).
     pub decay_ok: bool,
     /// min over m < L of B(m)/planes and where.
@@ -242,8 +248,26 @@ pub fn audit(
     }
     if let Some(b) = min_base_for_context {
         match freqs.base {
-            Some(cb) => v += &format!("The smallest base satisfying it for rotary dimension {} is about {} (configured: {}, ratio {}). ", freqs.rotary_dim, fmt_g(b), fmt_g(cb), fmt_g(cb / b)),
-            None => v += &format!("The smallest base satisfying it for rotary dimension {} is about {}. ", freqs.rotary_dim, fmt_g(b)),
+            Some(cb) => {
+                v += &format!("The smallest base satisfying it for rotary dimension {} is about {} (configured: {}, ratio {}", freqs.rotary_dim, fmt_g(b), fmt_g(cb), fmt_g(cb / b));
+                match freqs.effective_base {
+                    Some(eb) if eb != cb => {
+                        v += &format!(
+                            "; effective at this context: {}, ratio {}). ",
+                            fmt_g(eb),
+                            fmt_g(eb / b)
+                        )
+                    }
+                    _ => v += "). ",
+                }
+            }
+            None => {
+                v += &format!(
+                    "The smallest base satisfying it for rotary dimension {} is about {}. ",
+                    freqs.rotary_dim,
+                    fmt_g(b)
+                )
+            }
         }
     }
     let p = &precision[opts.dtype.name()];
@@ -293,6 +317,7 @@ pub fn audit(
         verdict: v,
         source: freqs.source.clone(),
         base: freqs.base,
+        effective_base: freqs.effective_base,
         rotary_dim: freqs.rotary_dim,
         head_dim: freqs.head_dim,
         context: l,
@@ -306,6 +331,7 @@ pub fn audit(
         margin_at: resolution.margin_at,
         resolution,
         decay_first_negative: dec.first_negative,
+        decay_first_negative_within_context: dec.first_negative.is_some(),
         decay_ok: dec.first_negative.is_none(),
         decay_min_mean: dec.min_mean,
         decay_min_mean_at: dec.min_mean_at,
