@@ -623,11 +623,17 @@ pub fn audit(a: AuditArgs) -> Result<Outcome> {
     }
     let notes = config_notes(&src);
     if a.json {
-        let mut v = serde_json::to_value(&r)?;
-        if let Some(o) = v.as_object_mut() {
-            o.insert("config_notes".into(), json!(notes));
+        // Flattened rather than via serde_json::Value, so f32 fields keep their f32 form.
+        #[derive(serde::Serialize)]
+        struct WithNotes<'a> {
+            #[serde(flatten)]
+            report: &'a au::AuditReport,
+            config_notes: &'a [String],
         }
-        print_json(&v)?;
+        print_json(&WithNotes {
+            report: &r,
+            config_notes: &notes,
+        })?;
         return Ok(Outcome::Holds);
     }
     // Config and base/dim sources already name their dimensions; explicit lists do not.
