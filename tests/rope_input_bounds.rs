@@ -588,3 +588,47 @@ fn score_and_resolve_agree_on_what_scores_like_zero() {
     assert_eq!(v["resolves"], true);
     assert_eq!(v["tol"], v["tol"].as_f64().unwrap());
 }
+
+#[test]
+fn negative_frequencies_resolve_like_their_mirror() {
+    // |s·(−ω) mod 2π| = |s·ω mod 2π|: the margins of a mirrored set are identical.
+    let args = |set: &'static str| {
+        vec![
+            "rope",
+            "resolve",
+            "--omega",
+            set,
+            "--context",
+            "100000",
+            "--json",
+        ]
+    };
+    let a = json(&args("-0.3,1.1"), 0);
+    let b = json(&args("0.3,1.1"), 0);
+    for key in ["min_margin", "margin_at", "first_alias"] {
+        assert_eq!(a[key], b[key], "{key}");
+    }
+}
+
+#[test]
+fn audit_json_keeps_f32_fields_in_f32_form() {
+    // inv_freq_f32 of plane 1 for base 10000, d = 8 is the f32 nearest 0.1; serialised as an
+    // f32 it prints as 0.1, not as its f64 widening 0.10000000149011612.
+    let out = run(
+        &[
+            "rope",
+            "audit",
+            "--base",
+            "10000",
+            "--dim",
+            "8",
+            "--context",
+            "64",
+            "--skip-min-base",
+            "--json",
+        ],
+        0,
+    );
+    assert!(out.contains("\"inv_freq_f32\": 0.1,"), "{out}");
+    assert!(!out.contains("0.10000000149011612"));
+}

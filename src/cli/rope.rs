@@ -23,7 +23,8 @@ pub enum RopeCommand {
     Period(rope_spectrum::PeriodArgs),
     /// Check that a frequency set distinguishes every separation 1..L−1 from 0 (exit 1 if not).
     Resolve(rope_spectrum::ResolveArgs),
-    /// Audit a model's RoPE configuration: wavelengths, resolution, decay, precision.
+    /// Audit a model's RoPE configuration: wavelengths, resolution, decay, precision (a report:
+    /// exit 0 whatever it finds).
     Audit(rope_spectrum::AuditArgs),
 }
 
