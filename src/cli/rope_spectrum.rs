@@ -481,7 +481,8 @@ pub fn resolve(a: ResolveArgs) -> Result<Outcome> {
 pub struct AuditArgs {
     #[command(flatten)]
     source: SourceArgs,
-    /// Context length L ≤ 2^24 (default: the config's max_position_embeddings).
+    /// Context length L ≤ 2^24, and L × planes ≤ 2^31 (default: the config's
+    /// max_position_embeddings).
     #[arg(long, allow_hyphen_values = true)]
     context: Option<String>,
     /// The dtype the verdict speaks about (all four are in the JSON).

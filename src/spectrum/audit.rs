@@ -35,6 +35,12 @@ pub struct PlaneAudit {
 /// (release, 2 cores, d = 128): 6 s and 1.05 GB, 18 s with the minimum-base search.
 pub const MAX_AUDIT_CONTEXT: u64 = 1 << 24;
 
+/// Largest positions × planes [`audit`] accepts: 2³¹ (d = 128 at the full 2²⁴ context, d = 256
+/// too; d = 1024 up to 2²²). Every part of the audit (resolution, decay, minimum-base search)
+/// costs O(L·planes): measured in release on 2 cores, 2³⁰ (d = 8192, L = 2¹⁸) takes 20 s and 2³¹
+/// (d = 256, L = 2²⁴) 22 s with the minimum-base search; d = 1024 at 2²⁴ (2³³) took 50 s.
+pub const MAX_AUDIT_WORK: u64 = 1 << 31;
+
 /// Options of [`audit`].
 #[derive(Debug, Clone)]
 pub struct AuditOptions {
@@ -135,7 +141,8 @@ fn fmt_g(x: f64) -> String {
 /// ```
 ///
 /// # Errors
-/// `context` not in 1..=[`MAX_AUDIT_CONTEXT`], bad tolerance or grid ratio.
+/// `context` not in 1..=[`MAX_AUDIT_CONTEXT`] or context × planes above [`MAX_AUDIT_WORK`], bad
+/// tolerance or grid ratio.
 pub fn audit(
     freqs: &RotaryFrequencies,
     omegas: Option<&[Omega]>,
@@ -148,6 +155,17 @@ pub fn audit(
             "context",
             l,
             "a number of positions in 1..=2^24 (16777216): the audit keeps the cos/sin cache rows of every position for four dtypes",
+        ));
+    }
+    let n_planes = freqs.inv_freq.len().max(1) as u64;
+    if l.saturating_mul(n_planes) > MAX_AUDIT_WORK {
+        return Err(Error::invalid(
+            "context",
+            l,
+            format!(
+                "at most {} positions for {n_planes} planes (the audit's cost grows with positions × planes, capped at 2^31 ≈ 25 s)",
+                MAX_AUDIT_WORK / n_planes
+            ),
         ));
     }
     let tau = std::f64::consts::TAU;
@@ -346,6 +364,30 @@ pub fn audit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn audit_rejects_work_beyond_the_cap() {
+        let o = |context| AuditOptions {
+            context,
+            dtype: Dtype::Bf16,
+            tol: 1e-9,
+            min_base: false,
+            min_base_grid: 1.0005,
+        };
+        let f = RotaryFrequencies::from_base(10000.0, 1024).unwrap();
+        let e = audit(&f, None, &o(1 << 24), |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("at most 4194304 positions for 512 planes"),
+            "{e}"
+        );
+        let f = RotaryFrequencies::from_base(10000.0, 8).unwrap();
+        let e = audit(&f, None, &o((1 << 24) + 1), |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("16777217") && e.contains("1..=2^24"), "{e}");
+    }
 
     #[test]
     fn liu_critical_dimension_oracle() {
