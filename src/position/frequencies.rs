@@ -46,9 +46,13 @@ fn gcd128(a: i128, b: i128) -> i128 {
     a.max(1) as i128
 }
 
-/// A finite decimal literal (`12`, `0.25`, `2.5e-3`, `1e9`) as an exact fraction p/q of
-/// positive i128s; `None` on overflow or anything else.
+/// A finite decimal literal (`12`, `0.25`, `2.5e-3`, `1e9`, `-3`) as an exact fraction p/q
+/// (q > 0) of i128s; `None` on overflow or anything else.
 fn decimal_rational(text: &str) -> Option<(i128, i128)> {
+    let (sign, text) = match text.strip_prefix('-') {
+        Some(t) => (-1, t),
+        None => (1, text.strip_prefix('+').unwrap_or(text)),
+    };
     let (mant, exp) = match text.find('e') {
         Some(i) => (&text[..i], text[i + 1..].parse::<i32>().ok()?),
         None => (text, 0),
@@ -72,7 +76,7 @@ fn decimal_rational(text: &str) -> Option<(i128, i128)> {
         (p, ten)
     };
     let g = gcd128(p, q);
-    Some((p / g, q / g))
+    Some((sign * (p / g), q / g))
 }
 
 /// A compact display of a number: Rust's shortest round-trip form (no digits are invented or
@@ -619,6 +623,9 @@ mod tests {
         );
         assert_eq!(exact("2.5e-1*pi/5"), Omega::PiRational { num: 1, den: 20 });
         assert_eq!(exact("pi*1.5e0/3"), Omega::PiRational { num: 1, den: 2 });
+        assert_eq!(exact("pi*-1"), Omega::PiRational { num: -1, den: 1 });
+        assert_eq!(exact("pi/-4"), Omega::PiRational { num: -1, den: 4 });
+        assert_eq!(exact("-pi/-4"), Omega::PiRational { num: 1, den: 4 });
         // Literals too large for an exact i64 fraction stay floats (no overflow, no panic).
         assert!(matches!(exact("pi/1e30"), Omega::Float { .. }));
         assert!(matches!(
