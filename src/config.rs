@@ -294,7 +294,18 @@ impl RopeConfig {
                     "a positive integer",
                 ));
             }
-            Ok((h as u64 / n as u64) as usize)
+            let d = h as u64 / n as u64;
+            if d > crate::position::frequencies::MAX_ROTARY_DIM as u64 {
+                return Err(Error::invalid(
+                    "head dimension",
+                    format!("{d} (hidden_size {h} / num_attention_heads {n})"),
+                    format!(
+                        "at most {} columns per head",
+                        crate::position::frequencies::MAX_ROTARY_DIM
+                    ),
+                ));
+            }
+            Ok(d as usize)
         };
         let is_deepseek = mt == "deepseek_v2" || mt == "deepseek_v3";
         let head_dim = if is_deepseek {
@@ -312,13 +323,7 @@ impl RopeConfig {
                 None => from_hidden()?,
             }
         };
-        if head_dim == 0 {
-            return Err(Error::invalid(
-                "head dimension",
-                0,
-                "a positive number of columns",
-            ));
-        }
+        crate::position::frequencies::check_head_dim(head_dim)?;
 
         // partial rotary
         let partial = match (

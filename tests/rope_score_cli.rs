@@ -60,7 +60,7 @@ fn default_max_sep_is_8_and_the_table_shows_the_values() {
         .stdout(predicate::str::contains("cos(s·pi/2)"))
         .stdout(predicate::str::contains("-1"))
         .stdout(predicate::str::contains(
-            "scoring the same as s = 0 (tolerance 1e-12): 4.",
+            "scoring like s = 0 (every phase within 1e-9 rad of a full turn): 4.",
         ));
 }
 

@@ -87,7 +87,7 @@ fn resolve_exact_set_common_period_12() {
             "13",
             "--json",
         ],
-        0,
+        1, // a check: the set aliases at 12 < 13, so it fails
     );
     assert_eq!(
         (

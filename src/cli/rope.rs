@@ -4,8 +4,9 @@
 use clap::Subcommand;
 
 use attnlab::plot::{line_chart, LineChart, Series};
-use attnlab::position::frequencies::{parse_omega_list, Omega, RotaryFrequencies};
-use attnlab::position::rotary::{aligned_scores, equal_to_zero_separation};
+use attnlab::position::frequencies::{parse_omega_list, short_number, Omega, RotaryFrequencies};
+use attnlab::position::rotary::{aligned_scores, separations_like_zero};
+use attnlab::spectrum::resolve::DEFAULT_TOL;
 use serde_json::json;
 
 use super::output::{num, print_json, table};
@@ -20,9 +21,10 @@ pub enum RopeCommand {
     Score(ScoreArgs),
     /// The first separation at which a single frequency repeats (exact for rational multiples of π).
     Period(rope_spectrum::PeriodArgs),
-    /// Which separations in 1..L−1 a frequency set distinguishes.
+    /// Check that a frequency set distinguishes every separation 1..L−1 from 0 (exit 1 if not).
     Resolve(rope_spectrum::ResolveArgs),
-    /// Audit a model's RoPE configuration: wavelengths, resolution, decay, precision.
+    /// Audit a model's RoPE configuration: wavelengths, resolution, decay, precision (a report:
+    /// exit 0 whatever it finds).
     Audit(rope_spectrum::AuditArgs),
 }
 
@@ -36,12 +38,16 @@ pub struct ScoreArgs {
     /// Base θ of ω_k = θ^(−2k/D), k = 0..D/2 (with --dim).
     #[arg(long, requires = "dim", conflicts_with = "omega")]
     base: Option<f64>,
-    /// Rotary dimension D (even) for --base.
-    #[arg(long, requires = "base")]
+    /// Rotary dimension D (even, ≤ 32768) for --base.
+    #[arg(long, requires = "base", conflicts_with = "omega")]
     dim: Option<usize>,
-    /// Largest separation s shown (1..=1000000).
+    /// Largest separation s shown (1..=1000000, and separations × frequencies ≤ 2^24).
     #[arg(long, default_value_t = 8)]
     max_sep: u64,
+    /// Phase tolerance (radians): s "scores like 0" when every plane's phase s·ω is within tol
+    /// of a full turn — the same criterion as `rope resolve`.
+    #[arg(long, default_value_t = DEFAULT_TOL)]
+    tol: f64,
     /// Write an SVG line chart of score vs separation to FILE.
     #[arg(long, value_name = "FILE")]
     plot: Option<std::path::PathBuf>,
@@ -49,11 +55,6 @@ pub struct ScoreArgs {
     #[arg(long)]
     json: bool,
 }
-
-/// Tolerance for "the mean score equals the s = 0 score": exact frequencies reach it exactly;
-/// for float frequencies 1e-12 is far above round-off (~1e-16 per cosine) and far below any
-/// visible difference.
-const EQUAL_TOL: f64 = 1e-12;
 
 /// Per-frequency columns are shown in the table up to this many frequencies (JSON has all).
 const MAX_TABLE_COLUMNS: usize = 8;
@@ -72,12 +73,12 @@ fn score(a: ScoreArgs) -> anyhow::Result<Outcome> {
     };
     let labels: Vec<String> = match (a.base, a.dim) {
         (Some(base), Some(dim)) if a.omega.is_none() => (0..omegas.len())
-            .map(|k| format!("{base}^(-{}/{dim})", 2 * k))
+            .map(|k| format!("{}^(-{}/{dim})", short_number(base), 2 * k))
             .collect(),
         _ => omegas.iter().map(|o| o.label()).collect(),
     };
     let rows = aligned_scores(&omegas, a.max_sep)?;
-    let equal = equal_to_zero_separation(&rows, EQUAL_TOL);
+    let equal = separations_like_zero(&omegas, a.max_sep, a.tol)?;
 
     if let Some(path) = &a.plot {
         let mut series = Vec::new();
@@ -119,7 +120,8 @@ fn score(a: ScoreArgs) -> anyhow::Result<Outcome> {
             })).collect::<Vec<_>>(),
             "separations": rows,
             "equal_to_zero_separation": equal,
-            "tolerance": EQUAL_TOL,
+            "tolerance": a.tol,
+            "criterion": "every plane's phase s*omega within tolerance (radians) of 0 mod 2*pi, as in rope resolve; exact integer arithmetic for exact frequencies",
             "plot": a.plot.as_ref().map(|p| p.display().to_string()),
         });
         print_json(&out)?;
@@ -166,11 +168,12 @@ fn score(a: ScoreArgs) -> anyhow::Result<Outcome> {
     }
     match equal.as_slice() {
         [] => println!(
-            "No separation in 1..={} scores the same as s = 0 (tolerance {EQUAL_TOL:e}).",
-            a.max_sep
+            "No separation in 1..={} scores like s = 0 (no separation has every phase within {:e} rad of a full turn).",
+            a.max_sep, a.tol
         ),
         s => println!(
-            "Separations scoring the same as s = 0 (tolerance {EQUAL_TOL:e}): {}.",
+            "Separations scoring like s = 0 (every phase within {:e} rad of a full turn): {}.",
+            a.tol,
             s.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
         ),
     }

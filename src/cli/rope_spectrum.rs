@@ -7,7 +7,7 @@ use anyhow::{anyhow, bail, Result};
 use attnlab::config;
 use attnlab::numeric::Dtype;
 use attnlab::plot::{line_chart, LineChart, Series};
-use attnlab::position::frequencies::{parse_omega_list, Omega, RotaryFrequencies};
+use attnlab::position::frequencies::{parse_omega_list, short_number, Omega, RotaryFrequencies};
 use attnlab::spectrum::{audit as au, identity as id, period as pe, resolve as re};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
@@ -50,8 +50,21 @@ fn parse_f64(what: &str, s: &str) -> Result<f64> {
 
 /// Parses a non-negative integer option: `1048576`, `1e6`, `2^20`.
 fn parse_u64(what: &str, s: &str) -> Result<u64> {
+    parse_u64_as(what, s, "a non-negative integer, e.g. 4096, 1e6 or 2^20")
+}
+
+/// A seed: any integer in 0..2^64.
+fn parse_seed(s: &str) -> Result<u64> {
+    parse_u64_as(
+        "seed",
+        s,
+        "a non-negative integer seed below 2^64, e.g. 0 or 42",
+    )
+}
+
+fn parse_u64_as(what: &str, s: &str, expected: &str) -> Result<u64> {
     let t = s.trim();
-    let err = || bad(what, s, "a non-negative integer, e.g. 4096, 1e6 or 2^20");
+    let err = || bad(what, s, expected);
     if let Ok(v) = t.parse::<u64>() {
         return Ok(v);
     }
@@ -148,28 +161,57 @@ fn load_source(a: &SourceArgs, default: Option<(f64, usize)>) -> Result<Source> 
 
 /// Resolves the context: --context, else the config's max_position_embeddings; re-evaluates a
 /// config's frequencies at that sequence length (dynamic NTK / LongRoPE depend on it).
-fn context_for(src: &mut Source, context: &Option<String>) -> Result<u64> {
+/// `cap` is the command's largest context (checked here too so that a config's huge
+/// max_position_embeddings gets a message that names it and asks for --context).
+fn context_for(src: &mut Source, context: &Option<String>, cap: u64) -> Result<u64> {
     let l = match context {
         Some(c) => parse_u64("context", c)?,
-        None => src.freqs.context.ok_or_else(|| {
-            anyhow!(attnlab::Error::invalid(
-                "context",
-                "missing",
-                "--context L (required unless a config gives max_position_embeddings)"
-            ))
-        })?,
+        None => {
+            let l = src.freqs.context.ok_or_else(|| {
+                anyhow!(attnlab::Error::invalid(
+                    "context",
+                    "missing",
+                    "--context L (required unless a config gives max_position_embeddings)"
+                ))
+            })?;
+            if l > cap {
+                bail!(attnlab::Error::invalid(
+                    "context",
+                    format!("{l} (the config's max_position_embeddings)"),
+                    format!("an explicit --context L with L ≤ {cap} for this command")
+                ));
+            }
+            l
+        }
     };
-    if l == 0 {
+    if l == 0 || l > cap {
         bail!(attnlab::Error::invalid(
             "context",
-            0,
-            "a positive number of positions"
+            l,
+            format!("a number of positions in 1..={cap}")
         ));
     }
     if let Some(cfg) = &src.config {
         src.freqs = cfg.frequencies(Some(l))?;
     }
     Ok(l)
+}
+
+/// The notes a config reader took (defaults applied, keys ignored); empty for other sources.
+fn config_notes(src: &Source) -> Vec<String> {
+    src.config
+        .as_ref()
+        .map(|c| c.notes.clone())
+        .unwrap_or_default()
+}
+
+fn print_notes(notes: &[String]) {
+    if !notes.is_empty() {
+        println!("\nconfig notes:");
+        for n in notes {
+            println!("  - {n}");
+        }
+    }
 }
 
 /// Options of `attnlab rope identity`.
@@ -180,10 +222,10 @@ pub struct IdentityArgs {
     /// Seed of the ChaCha8 generator for q, k and positions.
     #[arg(long, allow_hyphen_values = true, default_value = "0")]
     seed: String,
-    /// Number of random (q, k, i, j) trials.
+    /// Number of random (q, k, i, j) trials (1..=1000000).
     #[arg(long, allow_hyphen_values = true, default_value = "200")]
     trials: String,
-    /// Largest shift t of the translation-invariance table (log grid, 4 per decade).
+    /// Largest shift t of the translation-invariance table (log grid, 4 per decade; ≤ 2^40).
     #[arg(long, allow_hyphen_values = true, default_value = "1e9")]
     max_shift: String,
     /// Writes an SVG of error vs shift per dtype (log-log).
@@ -197,8 +239,8 @@ pub struct IdentityArgs {
 /// `attnlab rope identity`: default frequencies base 10000, dim 64.
 pub fn identity(a: IdentityArgs) -> Result<Outcome> {
     let src = load_source(&a.source, Some((10000.0, 64)))?;
-    let seed = parse_u64("seed", &a.seed)?;
-    let trials = parse_u64("trials", &a.trials)? as usize;
+    let seed = parse_seed(&a.seed)?;
+    let trials = usize::try_from(parse_u64("trials", &a.trials)?).unwrap_or(usize::MAX);
     let max_shift = parse_u64("max-shift", &a.max_shift)?;
     let r = id::identity_check(&src.freqs, seed, trials, max_shift)?;
     if let Some(p) = &a.plot {
@@ -235,6 +277,7 @@ pub fn identity(a: IdentityArgs) -> Result<Outcome> {
         let mut v = serde_json::to_value(&r)?;
         if let Some(o) = v.as_object_mut() {
             o.insert("source".into(), json!(src.freqs.source));
+            o.insert("config_notes".into(), json!(config_notes(&src)));
             o.insert("planes".into(), json!(src.freqs.inv_freq.len()));
             o.insert(
                 "generator".into(),
@@ -288,6 +331,7 @@ pub fn identity(a: IdentityArgs) -> Result<Outcome> {
         }
         println!("{t}");
         println!("f32/bf16/f16 follow Hugging Face: positions, inv_freq and angles in f32; cos/sin in f32 cast to the dtype.");
+        print_notes(&config_notes(&src));
     }
     Ok(Outcome::from_bool(r.holds))
 }
@@ -295,13 +339,13 @@ pub fn identity(a: IdentityArgs) -> Result<Outcome> {
 /// Options of `attnlab rope period`.
 #[derive(Debug, clap::Args)]
 pub struct PeriodArgs {
-    /// The frequency (one expression: pi/2, 2*pi/7, 0.25).
+    /// The frequency (one expression: pi/2, -pi/2, 2*pi/7, 0.25; |ω| ≤ 1e4).
     #[arg(long, allow_hyphen_values = true)]
     omega: String,
     /// Phase tolerance (radians) for the first near-repeat search.
     #[arg(long, allow_hyphen_values = true, default_value = "1e-3")]
     tol: String,
-    /// Search bound of the first separation within --tol.
+    /// Search bound of the first separation within --tol (≤ 2^40).
     #[arg(long, allow_hyphen_values = true, default_value = "1e7")]
     max_sep: String,
     /// One JSON object on stdout.
@@ -327,14 +371,14 @@ pub fn period(a: PeriodArgs) -> Result<Outcome> {
         return Ok(Outcome::Holds);
     }
     println!(
-        "ω = {} = {} rad/position; wavelength 2π/ω = {}",
+        "ω = {} = {} rad/position; wavelength 2π/|ω| = {}",
         r.omega.label,
-        r.omega.value,
+        short_number(r.omega.value),
         num(r.wavelength)
     );
     match r.first_repeat {
         Some(b) => println!("exact: ω = 2π·a/{b} in lowest terms, first exact repeat at separation {b}"),
-        None => println!("no exact repeat (ω/2π is irrational for a binary64 ω); near-repeats are continued-fraction convergents of ω/2π:"),
+        None => println!("no exact repeat: a binary64 ω is a rational number of radians, so ω/2π is irrational (π is); near-repeats are continued-fraction convergents of ω/2π:"),
     }
     let mut t = table(&["separation", "phase error (rad)"]);
     for n in &r.near_repeats {
@@ -360,7 +404,7 @@ pub fn period(a: PeriodArgs) -> Result<Outcome> {
 pub struct ResolveArgs {
     #[command(flatten)]
     source: SourceArgs,
-    /// Context length L: separations 1..L−1 are examined.
+    /// Context length L: separations 1..L−1 are examined (L ≤ 2^30, and L × planes ≤ 2^34).
     #[arg(long, allow_hyphen_values = true)]
     context: Option<String>,
     /// Alias tolerance (radians): s aliases 0 when every plane is within tol of a full turn.
@@ -371,17 +415,20 @@ pub struct ResolveArgs {
     json: bool,
 }
 
-/// `attnlab rope resolve`.
+/// `attnlab rope resolve`: a check. Exit 0 when every separation 1..L−1 is distinguished from
+/// 0, exit 1 when some separation aliases 0.
 pub fn resolve(a: ResolveArgs) -> Result<Outcome> {
     let mut src = load_source(&a.source, None)?;
-    let l = context_for(&mut src, &a.context)?;
+    let l = context_for(&mut src, &a.context, re::MAX_CONTEXT)?;
     let tol = parse_tol(&a.tol)?;
     let set: Vec<Omega> = match &src.omegas {
         Some(o) => o.clone(),
+        // Planes with ω = 0 never turn and add nothing to any margin (as in the audit).
         None => src
             .freqs
             .inv_freq
             .iter()
+            .filter(|&&w| w != 0.0)
             .map(|&w| Omega::float(w))
             .collect::<attnlab::Result<_>>()?,
     };
@@ -391,8 +438,9 @@ pub fn resolve(a: ResolveArgs) -> Result<Outcome> {
             "context": r.context, "resolves": r.resolves, "common_period": r.common_period,
             "first_alias": r.first_alias, "min_margin": r.min_margin, "margin_at": r.margin_at,
             "tol": r.tol, "exact": r.exact, "source": src.freqs.source, "frequencies": src.freqs.inv_freq,
+            "config_notes": config_notes(&src),
         }))?;
-        return Ok(Outcome::Holds);
+        return Ok(Outcome::from_bool(r.resolves));
     }
     println!(
         "{} ({} planes), context L = {}",
@@ -424,7 +472,8 @@ pub fn resolve(a: ResolveArgs) -> Result<Outcome> {
             sci(tol)
         ),
     }
-    Ok(Outcome::Holds)
+    print_notes(&config_notes(&src));
+    Ok(Outcome::from_bool(r.resolves))
 }
 
 /// Options of `attnlab rope audit`.
@@ -432,7 +481,8 @@ pub fn resolve(a: ResolveArgs) -> Result<Outcome> {
 pub struct AuditArgs {
     #[command(flatten)]
     source: SourceArgs,
-    /// Context length L (default: the config's max_position_embeddings).
+    /// Context length L ≤ 2^24, and L × planes ≤ 2^31 (default: the config's
+    /// max_position_embeddings).
     #[arg(long, allow_hyphen_values = true)]
     context: Option<String>,
     /// The dtype the verdict speaks about (all four are in the JSON).
@@ -444,10 +494,10 @@ pub struct AuditArgs {
     /// Skip the minimum-base search.
     #[arg(long)]
     skip_min_base: bool,
-    /// Coarse log-grid ratio of the minimum-base search (finer finds narrower islands of
-    /// passing bases, proportionally slower).
-    #[arg(long, allow_hyphen_values = true, default_value = "1.0005")]
-    min_base_grid: String,
+    /// Coarse log-grid ratio of the minimum-base search, in [1.0001, 2] (default 1.0005; finer
+    /// finds narrower islands of passing bases, proportionally slower).
+    #[arg(long, allow_hyphen_values = true, conflicts_with = "skip_min_base")]
+    min_base_grid: Option<String>,
     /// Writes wavelengths.svg, decay.svg and precision.svg into DIR.
     #[arg(long)]
     plot: Option<PathBuf>,
@@ -528,17 +578,23 @@ fn write_audit_plots(dir: &Path, r: &au::AuditReport) -> Result<()> {
 /// `attnlab rope audit`.
 pub fn audit(a: AuditArgs) -> Result<Outcome> {
     let mut src = load_source(&a.source, None)?;
-    let l = context_for(&mut src, &a.context)?;
+    let l = context_for(&mut src, &a.context, au::MAX_AUDIT_CONTEXT)?;
     let dtype = Dtype::parse(&a.dtype)?;
     let tol = parse_tol(&a.tol)?;
-    let min_base_grid = parse_f64("min-base-grid", &a.min_base_grid)?;
-    if !(min_base_grid > 1.0 && min_base_grid <= 2.0) {
-        bail!(attnlab::Error::invalid(
-            "min-base-grid",
-            &a.min_base_grid,
-            "a grid ratio in (1, 2], e.g. 1.002"
-        ));
-    }
+    let min_base_grid = match &a.min_base_grid {
+        None => attnlab::spectrum::decay::DEFAULT_GRID_RATIO,
+        Some(text) => {
+            let g = parse_f64("min-base-grid", text)?;
+            if !(attnlab::spectrum::decay::MIN_GRID_RATIO..=2.0).contains(&g) {
+                bail!(attnlab::Error::invalid(
+                    "min-base-grid",
+                    text,
+                    "a grid ratio in [1.0001, 2], e.g. 1.0005 (the default)"
+                ));
+            }
+            g
+        }
+    };
     let opts = au::AuditOptions {
         context: l,
         dtype,
@@ -566,15 +622,41 @@ pub fn audit(a: AuditArgs) -> Result<Outcome> {
     if let Some(dir) = &a.plot {
         write_audit_plots(dir, &r)?;
     }
+    let notes = config_notes(&src);
     if a.json {
-        print_json(&r)?;
+        // Flattened rather than via serde_json::Value, so f32 fields keep their f32 form.
+        #[derive(serde::Serialize)]
+        struct WithNotes<'a> {
+            #[serde(flatten)]
+            report: &'a au::AuditReport,
+            config_notes: &'a [String],
+        }
+        print_json(&WithNotes {
+            report: &r,
+            config_notes: &notes,
+        })?;
         return Ok(Outcome::Holds);
     }
-    println!(
-        "RoPE audit — {} (rotary dim {}, head dim {}), context {}\n",
-        r.source, r.rotary_dim, r.head_dim, r.context
-    );
-    println!("{}\n", r.verdict);
+    // Config and base/dim sources already name their dimensions; explicit lists do not.
+    let dims = if src.omegas.is_some() {
+        format!(" (rotary dim {}, head dim {})", r.rotary_dim, r.head_dim)
+    } else {
+        String::new()
+    };
+    println!("RoPE audit — {}{dims}, context {}", r.source, r.context);
+    if let (Some(b), Some(e)) = (r.base, r.effective_base) {
+        if b != e {
+            println!(
+                "base {} as configured; effective base {} at sequence length {} (dynamic scaling)",
+                short_number(b),
+                short_number(e),
+                r.context
+            );
+        }
+    }
+    println!("\n{}", r.verdict);
+    print_notes(&notes);
+    println!();
     let mut t = table(&[
         "plane",
         "inv_freq",
@@ -610,7 +692,9 @@ pub fn audit(a: AuditArgs) -> Result<Outcome> {
     );
     println!(
         "decay: first negative B(m) at {}, min mean {} at m = {}; smallest base for this context: {}",
-        r.decay_first_negative.map(|m| m.to_string()).unwrap_or("none".into()),
+        r.decay_first_negative
+            .map(|m| m.to_string())
+            .unwrap_or(format!("none below {}", r.context)),
         num(r.decay_min_mean),
         r.decay_min_mean_at,
         r.min_base_for_context.map(sci).unwrap_or("-".into())

@@ -38,11 +38,140 @@ fn gcd(a: i64, b: i64) -> i64 {
     a as i64
 }
 
+fn gcd128(a: i128, b: i128) -> i128 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.max(1) as i128
+}
+
+/// A finite decimal literal (`12`, `0.25`, `2.5e-3`, `1e9`, `-3`) as an exact fraction p/q
+/// (q > 0) of i128s; `None` on overflow or anything else.
+fn decimal_rational(text: &str) -> Option<(i128, i128)> {
+    let (sign, text) = match text.strip_prefix('-') {
+        Some(t) => (-1, t),
+        None => (1, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (mant, exp) = match text.find('e') {
+        Some(i) => (&text[..i], text[i + 1..].parse::<i32>().ok()?),
+        None => (text, 0),
+    };
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !int.chars().chain(frac.chars()).all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut p: i128 = 0;
+    for c in int.chars().chain(frac.chars()) {
+        p = p.checked_mul(10)?.checked_add((c as u8 - b'0') as i128)?;
+    }
+    let e = exp.checked_sub(i32::try_from(frac.len()).ok()?)?;
+    let ten = 10i128.checked_pow(e.unsigned_abs())?;
+    let (p, q) = if e >= 0 {
+        (p.checked_mul(ten)?, 1)
+    } else {
+        (p, ten)
+    };
+    let g = gcd128(p, q);
+    Some((sign * (p / g), q / g))
+}
+
+/// A compact display of a number: Rust's shortest round-trip form (no digits are invented or
+/// lost), in scientific notation outside [10⁻⁴, 10⁹) so that `1e300` or `1e-300` does not print
+/// hundreds of zeros.
+///
+/// ```
+/// use attnlab::position::frequencies::short_number;
+/// assert_eq!(short_number(0.25), "0.25");
+/// assert_eq!(short_number(1e300), "1e300");
+/// assert_eq!(short_number(-2.5e-7), "-2.5e-7");
+/// assert_eq!(short_number(10000.0), "10000");
+/// ```
+pub fn short_number(x: f64) -> String {
+    let a = x.abs();
+    if a == 0.0 || !x.is_finite() || (1e-4..1e9).contains(&a) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
+/// Largest accepted |ω| (radians per position).
+///
+/// For integer positions a frequency only matters modulo 2π (ω and ω − 2πk rotate every
+/// position identically), so larger frequencies alias to ω mod 2π and add nothing. The bound also
+/// keeps the phase arithmetic accurate: with positions |m| ≤ [`MAX_POSITION`] = 2⁴⁰,
+/// |m·ω/2π| ≤ 2⁴⁰·10⁴/2π ≈ 1.75·10¹⁵ < 2⁵¹, where [`crate::spectrum::angle::turns_nearest`]
+/// is accurate to ~10⁻¹⁶ turns.
+pub const MAX_OMEGA: f64 = 1e4;
+
+/// Smallest accepted non-zero |ω|: below it the wavelength 2π/ω would not be a finite binary64
+/// number (2π/ω overflows for ω < 3.5·10⁻³⁰⁸); 10⁻³⁰⁰ is a round bound with room to spare.
+pub const MIN_OMEGA: f64 = 1e-300;
+
+/// Largest position (or separation) at which phases m·ω are evaluated: 2⁴⁰ ≈ 1.1·10¹². With
+/// |ω| ≤ [`MAX_OMEGA`] this keeps |m·ω/2π| below 2⁵¹ (see there).
+pub const MAX_POSITION: u64 = 1 << 40;
+
+/// Largest rotary dimension accepted anywhere (16384 planes). Real models rotate at most a few
+/// hundred dimensions per head; the cap keeps every per-plane table (frequencies, caches, score
+/// rows) bounded, so a typo such as `--dim 1e8` is an error, not gigabytes of memory.
+pub const MAX_ROTARY_DIM: usize = 32_768;
+
+/// Checks a rotary dimension: even, ≥ 2, ≤ [`MAX_ROTARY_DIM`].
+pub(crate) fn check_rotary_dim(dim: usize) -> Result<()> {
+    if dim < 2 || !dim.is_multiple_of(2) || dim > MAX_ROTARY_DIM {
+        return Err(Error::invalid(
+            "rotary dimension",
+            dim,
+            format!(
+                "an even number in 2..={MAX_ROTARY_DIM} (each plane rotates a pair of coordinates)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a head dimension: 1..=[`MAX_ROTARY_DIM`].
+pub(crate) fn check_head_dim(dim: usize) -> Result<()> {
+    if dim == 0 || dim > MAX_ROTARY_DIM {
+        return Err(Error::invalid(
+            "head dimension",
+            dim,
+            format!("a number of columns in 1..={MAX_ROTARY_DIM}"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_range(value: f64, label: &str) -> Result<()> {
+    let a = value.abs();
+    if a > MAX_OMEGA {
+        return Err(Error::invalid(
+            "frequency",
+            label,
+            format!("|ω| ≤ {MAX_OMEGA:e} rad/position: for integer positions a larger ω acts exactly like ω mod 2π, so give the reduced frequency instead"),
+        ));
+    }
+    if a < MIN_OMEGA {
+        return Err(Error::invalid(
+            "frequency",
+            label,
+            format!("|ω| ≥ {MIN_OMEGA:e} rad/position (the wavelength 2π/ω must be finite)"),
+        ));
+    }
+    Ok(())
+}
+
 impl Omega {
     /// ω = π·num/den, reduced to lowest terms.
     ///
     /// # Errors
-    /// `num == 0` or `den == 0` (ω must be non-zero and finite).
+    /// `num == 0` or `den == 0` (ω must be non-zero and finite), or |ω| outside
+    /// [[`MIN_OMEGA`], [`MAX_OMEGA`]].
     pub fn pi_rational(num: i64, den: i64) -> Result<Omega> {
         if num == 0 || den == 0 {
             return Err(Error::invalid(
@@ -53,13 +182,16 @@ impl Omega {
         }
         let g = gcd(num, den);
         let s = if den < 0 { -1 } else { 1 };
-        Ok(Omega::PiRational {
-            num: s * num / g,
-            den: s * den / g,
-        })
+        let w = Omega::PiRational {
+            num: s * (num / g),
+            den: s * (den / g),
+        };
+        check_range(w.value(), &w.label())?;
+        Ok(w)
     }
 
-    /// A float frequency, rejected when zero or non-finite.
+    /// A float frequency, rejected when zero, non-finite, or |ω| outside
+    /// [[`MIN_OMEGA`], [`MAX_OMEGA`]] (see there for why).
     pub fn float(value: f64) -> Result<Omega> {
         if value == 0.0 || !value.is_finite() {
             return Err(Error::invalid(
@@ -68,6 +200,7 @@ impl Omega {
                 "a non-zero, finite angle per position",
             ));
         }
+        check_range(value, &short_number(value))?;
         Ok(Omega::Float { value })
     }
 
@@ -145,22 +278,31 @@ impl Omega {
         }
     }
 
-    /// Parses an expression: a product/quotient of numbers and `pi` (also `π`), e.g. `pi/2`,
-    /// `2*pi/7`, `0.25`, `pi*3/8`, `3pi/4`. Integer factors with exactly one `pi` in the
-    /// numerator give an exact [`Omega::PiRational`]; anything else is a float.
+    /// Parses an expression: an optional sign, then a product/quotient of numbers and `pi` (also
+    /// `π`), e.g. `pi/2`, `-pi/2`, `2*pi/7`, `0.25`, `pi*3/8`, `3pi/4`, `pi*0.5`, `pi/1e9`.
+    /// Finite decimal literals (`0.25`, `1e9`, `2.5e-3`) are exact rationals, so a product with
+    /// exactly one `pi` in the numerator gives an exact [`Omega::PiRational`] when numerator and
+    /// denominator fit in i64 after reduction; anything else (`pi*pi`, `1/pi`, overflowing
+    /// literals) is a float. A negative frequency rotates the other way.
     ///
     /// ```
     /// use attnlab::position::frequencies::Omega;
     /// assert_eq!(Omega::parse("pi/2").unwrap(), Omega::PiRational { num: 1, den: 2 });
+    /// assert_eq!(Omega::parse("pi*0.5").unwrap(), Omega::PiRational { num: 1, den: 2 });
+    /// assert_eq!(Omega::parse("-pi/2").unwrap(), Omega::PiRational { num: -1, den: 2 });
     /// assert_eq!(Omega::parse("2*pi/7").unwrap().turns_fraction(), Some((1, 7)));
     /// assert!(Omega::parse("0").is_err());
     /// ```
+    ///
+    /// # Errors
+    /// Not such an expression (the message says why); a zero, non-finite or out-of-range value
+    /// ([`MIN_OMEGA`] ≤ |ω| ≤ [`MAX_OMEGA`]).
     pub fn parse(text: &str) -> Result<Omega> {
         let bad = |why: &str| {
             Error::invalid(
                 "frequency",
-                format!("{text:?}"),
-                format!("{why}; write e.g. pi/2, 2*pi/7, 0.25 or pi*3/8"),
+                format!("{text:?} ({why})"),
+                "an expression like pi/2, 2*pi/7, 0.25 or pi*3/8",
             )
         };
         let s: String = text
@@ -169,6 +311,10 @@ impl Omega {
             .collect::<String>()
             .to_ascii_lowercase()
             .replace('π', "pi");
+        let (negative, s) = match s.strip_prefix('-') {
+            Some(rest) => (true, rest.to_string()),
+            None => (false, s.strip_prefix('+').unwrap_or(&s).to_string()),
+        };
         if s.is_empty() {
             return Err(bad("empty expression"));
         }
@@ -179,7 +325,7 @@ impl Omega {
         for c in s.chars() {
             if c == '*' || c == '/' {
                 if cur.is_empty() {
-                    return Err(bad("missing factor"));
+                    return Err(bad(&format!("missing factor before {c:?}")));
                 }
                 factors.push((divide, std::mem::take(&mut cur)));
                 divide = c == '/';
@@ -188,12 +334,12 @@ impl Omega {
             }
         }
         if cur.is_empty() {
-            return Err(bad("missing factor"));
+            return Err(bad("missing factor at the end"));
         }
         factors.push((divide, cur));
         let mut pi_power = 0i32;
-        let (mut num, mut den) = (1i128, 1i128);
-        let mut exact = true;
+        // Exact rational num/den while every literal is one and nothing overflows.
+        let mut exact: Option<(i128, i128)> = Some((1, 1));
         let mut value = 1f64;
         for (div, f) in factors {
             // A factor is `pi`, a number, or a number glued to `pi` (3pi).
@@ -212,39 +358,50 @@ impl Omega {
             if coef.is_empty() {
                 continue;
             }
+            if !coef
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | '+' | '-'))
+            {
+                return Err(bad(&format!(
+                    "{coef:?} is not a number or pi; only *, / and a leading sign are allowed"
+                )));
+            }
             let x: f64 = coef
                 .parse()
                 .map_err(|_| bad(&format!("{coef:?} is not a number")))?;
             if !x.is_finite() {
-                return Err(bad("factors must be finite"));
+                return Err(bad(&format!("{coef:?} is too large")));
+            }
+            if x == 0.0 {
+                return Err(bad(&format!(
+                    "the factor {coef:?} is zero; a frequency must be non-zero"
+                )));
             }
             value = if div { value / x } else { value * x };
-            match coef.parse::<i64>() {
-                Ok(k) if exact => {
-                    let k = k as i128;
-                    if div {
-                        den = den.checked_mul(k).ok_or_else(|| bad("integer overflow"))?;
-                    } else {
-                        num = num.checked_mul(k).ok_or_else(|| bad("integer overflow"))?;
-                    }
+            exact = match (exact, decimal_rational(&coef)) {
+                (Some((n, d)), Some((p, q))) => {
+                    let (p, q) = if div { (q, p) } else { (p, q) };
+                    n.checked_mul(p).zip(d.checked_mul(q)).map(|(n, d)| {
+                        let g = gcd128(n, d);
+                        (n / g, d / g)
+                    })
                 }
-                _ => exact = false,
-            }
+                _ => None,
+            };
+        }
+        if negative {
+            value = -value;
         }
         if value == 0.0 || !value.is_finite() {
-            return Err(Error::invalid(
-                "frequency",
-                format!("{text:?}"),
-                "a non-zero, finite angle per position",
-            ));
+            return Err(bad("the value is zero or not finite in binary64"));
         }
-        if exact
-            && pi_power == 1
-            && den != 0
-            && i64::try_from(num).is_ok()
-            && i64::try_from(den).is_ok()
-        {
-            return Omega::pi_rational(num as i64, den as i64);
+        if pi_power == 1 {
+            if let Some((n, d)) = exact {
+                let n = if negative { -n } else { n };
+                if let (Ok(n), Ok(d)) = (i64::try_from(n), i64::try_from(d)) {
+                    return Omega::pi_rational(n, d);
+                }
+            }
         }
         Omega::float(value)
     }
@@ -253,29 +410,54 @@ impl Omega {
     pub fn label(self) -> String {
         match self {
             Omega::PiRational { num: 1, den: 1 } => "pi".into(),
+            Omega::PiRational { num: -1, den: 1 } => "-pi".into(),
+            Omega::PiRational { num: -1, den } => format!("-pi/{den}"),
             Omega::PiRational { num, den: 1 } => format!("{num}*pi"),
             Omega::PiRational { num: 1, den } => format!("pi/{den}"),
             Omega::PiRational { num, den } => format!("{num}*pi/{den}"),
-            Omega::Float { value } => format!("{value}"),
+            Omega::Float { value } => short_number(value),
         }
     }
 }
 
 /// Parses a comma-separated list of frequency expressions (`pi/2,pi/3`).
+///
+/// # Errors
+/// An empty list or an empty element (`pi/2,` or `pi/2,,pi/3`), or any element
+/// [`Omega::parse`] rejects.
 pub fn parse_omega_list(text: &str) -> Result<Vec<Omega>> {
-    let list: Vec<Omega> = text
-        .split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(Omega::parse)
-        .collect::<Result<_>>()?;
-    if list.is_empty() {
+    if text.trim().is_empty() {
         return Err(Error::invalid(
             "frequency list",
             format!("{text:?}"),
             "one or more expressions separated by commas, e.g. pi/2,pi/3",
         ));
     }
-    Ok(list)
+    let n = text.split(',').count();
+    if n > MAX_ROTARY_DIM / 2 {
+        return Err(Error::invalid(
+            "frequency list",
+            format!("{n} frequencies"),
+            format!(
+                "at most {} (one per plane, rotary dimension ≤ {MAX_ROTARY_DIM})",
+                MAX_ROTARY_DIM / 2
+            ),
+        ));
+    }
+    text.split(',')
+        .enumerate()
+        .map(|(i, s)| {
+            if s.trim().is_empty() {
+                Err(Error::invalid(
+                    "frequency list",
+                    format!("{text:?} (element {} is empty)", i + 1),
+                    "expressions separated by single commas, without a trailing comma, e.g. pi/2,pi/3",
+                ))
+            } else {
+                Omega::parse(s)
+            }
+        })
+        .collect()
 }
 
 /// `m·ω mod 2π` in [0, 2π) for a (possibly huge) integer position `m` (|m| < 2⁵³).
@@ -312,8 +494,11 @@ pub struct RotaryFrequencies {
     pub rotary_dim: usize,
     /// The head dimension (≥ rotary_dim; the rest is not rotated).
     pub head_dim: usize,
-    /// The base (θ) when the set came from one.
+    /// The base (θ) when the set came from one (as configured).
     pub base: Option<f64>,
+    /// The base the default formula is actually evaluated with: differs from `base` for dynamic
+    /// NTK scaling beyond the original context (`base' = base·(f·s/L − (f−1))^(d/(d−2))`).
+    pub effective_base: Option<f64>,
     /// The context length the configuration declares (max_position_embeddings), if any.
     pub context: Option<u64>,
     /// Human-readable description of where the set came from.
@@ -341,13 +526,7 @@ impl RotaryFrequencies {
                 "a finite number > 1 (e.g. 10000)",
             ));
         }
-        if dim == 0 || !dim.is_multiple_of(2) {
-            return Err(Error::invalid(
-                "rotary dimension",
-                dim,
-                "an even number ≥ 2 (each plane rotates a pair of coordinates)",
-            ));
-        }
+        check_rotary_dim(dim)?;
         let inv_freq = (0..dim / 2)
             .map(|k| base.powf(-(2.0 * k as f64) / dim as f64))
             .collect();
@@ -362,8 +541,9 @@ impl RotaryFrequencies {
             rotary_dim: dim,
             head_dim: dim,
             base: Some(base),
+            effective_base: Some(base),
             context: None,
-            source: format!("base {base}, dim {dim}"),
+            source: format!("base {}, dim {dim}", short_number(base)),
             rope_type: "base".into(),
             softmax_scale_multiplier: None,
         })
@@ -379,6 +559,7 @@ impl RotaryFrequencies {
             inv_freq,
             attention_factor: 1.0,
             base: None,
+            effective_base: None,
             context: None,
             source: omegas
                 .iter()
@@ -420,12 +601,87 @@ mod tests {
         );
         assert_eq!(Omega::parse("0.25").unwrap(), Omega::Float { value: 0.25 });
         assert_eq!(
-            Omega::parse("pi*0.5").unwrap(),
-            Omega::Float { value: PI * 0.5 }
+            Omega::parse("pi*pi").unwrap(),
+            Omega::Float { value: PI * PI }
         );
         for bad in ["", "0", "pi*0", "pi/0", "x", "pi/", "inf", "nan", "1/0"] {
             assert!(Omega::parse(bad).is_err(), "{bad:?} should be rejected");
         }
+    }
+
+    #[test]
+    fn decimal_multiples_of_pi_are_exact_rationals() {
+        let exact = |t: &str| Omega::parse(t).unwrap();
+        assert_eq!(exact("pi*0.5"), Omega::PiRational { num: 1, den: 2 });
+        assert_eq!(exact("0.25*pi"), Omega::PiRational { num: 1, den: 4 });
+        assert_eq!(
+            exact("pi/1e9"),
+            Omega::PiRational {
+                num: 1,
+                den: 1_000_000_000
+            }
+        );
+        assert_eq!(exact("2.5e-1*pi/5"), Omega::PiRational { num: 1, den: 20 });
+        assert_eq!(exact("pi*1.5e0/3"), Omega::PiRational { num: 1, den: 2 });
+        assert_eq!(exact("pi*-1"), Omega::PiRational { num: -1, den: 1 });
+        assert_eq!(exact("pi/-4"), Omega::PiRational { num: -1, den: 4 });
+        assert_eq!(exact("-pi/-4"), Omega::PiRational { num: 1, den: 4 });
+        // Literals too large for an exact i64 fraction stay floats (no overflow, no panic).
+        assert!(matches!(exact("pi/1e30"), Omega::Float { .. }));
+        assert!(matches!(
+            exact("pi/123456789012345678901234567890123456789012"),
+            Omega::Float { .. }
+        ));
+    }
+
+    #[test]
+    fn negative_frequencies_parse_and_keep_their_period() {
+        let w = Omega::parse("-pi/2").unwrap();
+        assert_eq!(w, Omega::PiRational { num: -1, den: 2 });
+        assert_eq!(w.label(), "-pi/2");
+        assert_eq!(w.turns_fraction(), Some((-1, 4)));
+        assert_eq!(
+            Omega::parse("-0.25").unwrap(),
+            Omega::Float { value: -0.25 }
+        );
+        assert_eq!(w.cos_at(1), 0.0);
+        assert_eq!(w.cos_at(2), -1.0);
+    }
+
+    #[test]
+    fn parse_errors_say_what_is_wrong() {
+        let msg = |t: &str| Omega::parse(t).unwrap_err().to_string();
+        let m = msg("sqrt(2)");
+        assert!(m.starts_with("invalid frequency: \"sqrt(2)\" ("), "{m}");
+        assert!(
+            m.ends_with("expected an expression like pi/2, 2*pi/7, 0.25 or pi*3/8"),
+            "{m}"
+        );
+        assert!(
+            msg("nan").contains("\"nan\" is not a number"),
+            "{}",
+            msg("nan")
+        );
+        assert!(msg("pi/").contains("missing factor"));
+    }
+
+    #[test]
+    fn out_of_range_frequencies_are_rejected_with_the_bound() {
+        let m = Omega::parse("1e20").unwrap_err().to_string();
+        assert!(m.contains("≤ 1e4") && m.contains("mod 2π"), "{m}");
+        let m = Omega::parse("5e-324").unwrap_err().to_string();
+        assert!(m.contains("≥ 1e-300") && m.contains("wavelength"), "{m}");
+        assert!(Omega::float(1e5).is_err() && Omega::float(-1e5).is_err());
+        assert!(Omega::float(MAX_OMEGA).is_ok() && Omega::float(MIN_OMEGA).is_ok());
+        assert!(Omega::pi_rational(100_000, 1).is_err());
+    }
+
+    #[test]
+    fn list_rejects_empty_elements() {
+        for t in ["pi/2,", ",pi/2", "pi/2,,pi/3", "", " "] {
+            assert!(parse_omega_list(t).is_err(), "{t:?}");
+        }
+        assert_eq!(parse_omega_list("pi/2, pi/3").unwrap().len(), 2);
     }
 
     #[test]

@@ -314,6 +314,9 @@ pub struct SeparationScore {
 /// Largest `max_sep` [`aligned_scores`] accepts (the result has one row per separation).
 pub const MAX_SEPARATIONS: u64 = 1_000_000;
 
+/// Largest table [`aligned_scores`] builds: (max_sep + 1) × frequencies ≤ 2²⁴ scores (128 MB).
+pub const MAX_SCORE_CELLS: u64 = 1 << 24;
+
 /// The positional contribution to a rotary score for aligned unit vectors, per separation
 /// `s = 0..=max_sep`.
 ///
@@ -330,7 +333,8 @@ pub const MAX_SEPARATIONS: u64 = 1_000_000;
 /// ```
 ///
 /// # Errors
-/// No frequencies; `max_sep` of 0 (nothing beyond the trivial s = 0) or above [`MAX_SEPARATIONS`].
+/// No frequencies; `max_sep` of 0 (nothing beyond the trivial s = 0) or above [`MAX_SEPARATIONS`];
+/// more than [`MAX_SCORE_CELLS`] scores.
 pub fn aligned_scores(omegas: &[Omega], max_sep: u64) -> Result<Vec<SeparationScore>> {
     if omegas.is_empty() {
         return Err(Error::invalid(
@@ -346,6 +350,18 @@ pub fn aligned_scores(omegas: &[Omega], max_sep: u64) -> Result<Vec<SeparationSc
             format!("an integer in 1..={MAX_SEPARATIONS}"),
         ));
     }
+    let cells = (max_sep + 1).saturating_mul(omegas.len() as u64);
+    if cells > MAX_SCORE_CELLS {
+        return Err(Error::invalid(
+            "max separation",
+            max_sep,
+            format!(
+                "at most {} for {} frequencies (rows × frequencies ≤ 2^24 scores)",
+                MAX_SCORE_CELLS / omegas.len() as u64 - 1,
+                omegas.len()
+            ),
+        ));
+    }
     Ok((0..=max_sep)
         .map(|s| {
             let scores: Vec<f64> = omegas.iter().map(|w| w.cos_at(s as i64)).collect();
@@ -359,8 +375,62 @@ pub fn aligned_scores(omegas: &[Omega], max_sep: u64) -> Result<Vec<SeparationSc
         .collect())
 }
 
+/// The separations s in 1..=`max_sep` that score like separation 0 in the phase sense of
+/// [`crate::spectrum::resolve`]: every plane's phase s·ω_k is within `tol` radians of 0 mod 2π,
+/// `max_k dist(s·ω_k, 2πℤ) ≤ tol`. Exact frequencies ([`Omega::PiRational`]) use integer
+/// arithmetic (`s·a mod b`), float ones the double-double reduction of
+/// [`crate::spectrum::angle`]. With `tol` = [`crate::spectrum::resolve::DEFAULT_TOL`] this is
+/// exactly the alias criterion `rope resolve` uses, so the two commands agree.
+///
+/// ```
+/// use attnlab::position::frequencies::parse_omega_list;
+/// use attnlab::position::rotary::separations_like_zero;
+/// let set = parse_omega_list("pi/2,pi/3").unwrap();
+/// assert_eq!(separations_like_zero(&set, 30, 1e-9).unwrap(), vec![12, 24]);
+/// ```
+///
+/// # Errors
+/// As [`aligned_scores`] (the same bounds on `max_sep`), and `tol` not in (0, π].
+pub fn separations_like_zero(omegas: &[Omega], max_sep: u64, tol: f64) -> Result<Vec<u64>> {
+    if omegas.is_empty() {
+        return Err(Error::invalid(
+            "frequency list",
+            "(empty)",
+            "one or more frequencies",
+        ));
+    }
+    if max_sep == 0 || max_sep > MAX_SEPARATIONS {
+        return Err(Error::invalid(
+            "max separation",
+            max_sep,
+            format!("an integer in 1..={MAX_SEPARATIONS}"),
+        ));
+    }
+    if !(tol > 0.0 && tol <= std::f64::consts::PI) {
+        return Err(Error::invalid(
+            "tol",
+            tol,
+            "a phase tolerance in (0, π] radians",
+        ));
+    }
+    use crate::spectrum::angle::{exact_phase_distance, phase_distance};
+    Ok((1..=max_sep)
+        .filter(|&s| {
+            omegas.iter().all(|o| {
+                let d = match o.turns_fraction() {
+                    Some((a, b)) => exact_phase_distance(s, a, b),
+                    None => phase_distance(s as f64, o.value()),
+                };
+                d <= tol
+            })
+        })
+        .collect())
+}
+
 /// The separations s > 0 whose mean score equals the s = 0 score within `tol` (absolute):
-/// where the positional signal cannot tell s from 0.
+/// where the positional signal cannot tell s from 0. A score tolerance ε on 1 − cos φ ≈ φ²/2
+/// admits phases up to √(2ε) (1.4·10⁻⁶ rad for ε = 10⁻¹²); prefer [`separations_like_zero`],
+/// which states the criterion as a phase tolerance like [`crate::spectrum::resolve`].
 pub fn equal_to_zero_separation(rows: &[SeparationScore], tol: f64) -> Vec<u64> {
     let Some(first) = rows.iter().find(|r| r.separation == 0) else {
         return Vec::new();
@@ -534,6 +604,27 @@ mod tests {
             "mixed layouts should not be translation invariant: {mixed:?}"
         );
         assert!((mixed.0 - score(&inter, &inter, 3, 5)).abs() > 1e-3);
+    }
+
+    #[test]
+    fn score_and_resolve_agree_on_separations_like_zero() {
+        // ω = 1e-7: s·ω ≤ 5e-7 rad for s ≤ 5, within the old score tolerance (|cos − 1| ≤ 1e-12
+        // admits 1.4e-6 rad) but far outside 1e-9 rad: resolve distinguishes them, so must score.
+        let w = [Omega::float(1e-7).unwrap()];
+        assert_eq!(
+            separations_like_zero(&w, 5, 1e-9).unwrap(),
+            Vec::<u64>::new()
+        );
+        let r = crate::spectrum::resolve::resolve(&w, 6, 1e-9).unwrap();
+        assert!(r.resolves);
+        // And where resolve finds an alias, the score criterion lists exactly that separation.
+        let set = [Omega::parse("pi/2").unwrap(), Omega::parse("pi/3").unwrap()];
+        let r = crate::spectrum::resolve::resolve(&set, 13, 1e-9).unwrap();
+        assert_eq!(
+            separations_like_zero(&set, 12, 1e-9).unwrap(),
+            vec![r.first_alias.unwrap()]
+        );
+        assert!(separations_like_zero(&set, 12, 0.0).is_err());
     }
 
     #[test]

@@ -9,12 +9,19 @@
 const INV_TAU_HI: f64 = 0.159_154_943_091_895_35;
 const INV_TAU_LO: f64 = -9.839_338_337_591_243e-18;
 
-/// `m·ω/2π − n` with n the nearest integer, in [−½, ½] turns, for an integer-valued `m` with
-/// |m| < 2⁵³.
+/// `m·ω/2π − n` with n the nearest integer, in [−½, ½] turns, for an integer-valued `m`.
 ///
 /// The product `m·ω = p + e` is split exactly with a fused multiply-add, multiplied by the
-/// double-double 1/(2π), and the integer part removed before the small terms are added, so the
-/// absolute error is about 2⁻⁵³·|result| + |m·ω/2π|·2⁻¹⁰⁴ — 10⁻¹⁹ turns at 10¹² turns.
+/// double-double 1/(2π), and the integer part removed before the small terms are added. The
+/// result is renormalised as r − round(r), so it is always in [−½, ½].
+///
+/// Accuracy: while |m·ω/2π| < 2⁵² the high part t_hi has ulp ≤ ½, so t_hi − round(t_hi) is
+/// exact and the low terms (each |·| ≲ ulp(t_hi)) carry the rest; the absolute error is then
+/// about 2⁻⁵³·|result| + |m·ω/2π|·2⁻¹⁰⁴ — 10⁻¹⁹ turns at 10¹² turns, 10⁻¹⁶ at 2⁵¹. Beyond 2⁵²
+/// turns the fractional part is no longer representable in the high part and the result, though
+/// still in [−½, ½], is meaningless: callers bound the inputs (|ω| ≤
+/// [`crate::position::frequencies::MAX_OMEGA`] = 10⁴ and positions ≤
+/// [`crate::position::frequencies::MAX_POSITION`] = 2⁴⁰ give |m·ω/2π| < 1.75·10¹⁵ < 2⁵¹).
 ///
 /// ```
 /// use attnlab::spectrum::angle::turns_nearest;
@@ -30,15 +37,10 @@ pub fn turns_nearest(m: f64, omega: f64) -> f64 {
     let t_lo = t_err + p * INV_TAU_LO + e * INV_TAU_HI;
     let n = t_hi.round();
     let head = t_hi - n; // exact (Sterbenz, or n = 0)
+                         // The low terms can push the sum past ±½ (by up to ulp(t_hi), i.e. several turns once
+                         // |t_hi| ≥ 2⁵²): reduce the sum itself. Both roundings below are exact (|r| < 2⁵²).
     let r = head + t_lo;
-    // The small terms can push the result just past ±½; renormalise.
-    if r > 0.5 {
-        r - 1.0
-    } else if r < -0.5 {
-        r + 1.0
-    } else {
-        r
-    }
+    r - r.round()
 }
 
 /// `m·ω/2π` modulo 1 as a 64-bit fixed-point fraction of a turn (2⁶⁴ = one turn; wrapping
@@ -51,6 +53,9 @@ pub fn turns_fixed(m: f64, omega: f64) -> u64 {
     let t_err = p.mul_add(INV_TAU_HI, -t_hi);
     let t_lo = t_err + p * INV_TAU_LO + e * INV_TAU_HI;
     let head = t_hi - t_hi.round();
+    // Whole turns in the low part vanish modulo one turn; drop them before scaling so the
+    // product stays far inside i128 (same accuracy bound as `turns_nearest`).
+    let t_lo = t_lo - t_lo.round();
     const TWO64: f64 = 18_446_744_073_709_551_616.0;
     let h = (head * TWO64).round() as i128;
     let l = (t_lo * TWO64).round() as i128;
@@ -81,6 +86,38 @@ mod tests {
     use super::*;
     use crate::position::frequencies::reduce_angle;
     use std::f64::consts::{PI, TAU};
+
+    #[test]
+    fn turns_nearest_stays_in_half_turn_range_beyond_2_pow_52_turns() {
+        // ω = 1e20 at m = 1..10: m·ω/2π ≥ 1.6e19 turns, far beyond 2⁵² — the result is not
+        // accurate there (inputs are bounded upstream) but must still be a reduced phase.
+        for m in 1..=10 {
+            let t = turns_nearest(m as f64, 1e20);
+            assert!((-0.5..=0.5).contains(&t), "m={m}: {t}");
+        }
+        // At the documented bound (ω = 1e4, m = 2⁴⁰) the reduction still matches an
+        // independent evaluation: m·ω/2π with ω = 1e4 = 2⁴·625 exact, m = 2⁴⁰, so
+        // m·ω = 2⁴⁴·625 exactly and t = 2⁴⁴·625·(1/2π); the 2⁻¹⁰⁴-relative double-double gives
+        // ~1e-16 turns, so 1e-12 turns is a loose, failing-if-wrong bound against the
+        // integer-part-free product computed from the two halves of 1/2π separately.
+        let m = (1u64 << 40) as f64;
+        let t = turns_nearest(m, 1e4);
+        let big = m * 1e4; // exact
+        let hi = big * INV_TAU_HI;
+        let r = (hi - hi.round()) + big.mul_add(INV_TAU_HI, -hi) + big * INV_TAU_LO;
+        let want = r - r.round();
+        assert!((t - want).abs() < 1e-12, "{t} vs {want}");
+    }
+
+    #[test]
+    fn turns_fixed_agrees_with_turns_nearest_at_the_bound() {
+        for &(m, w) in &[((1u64 << 40) as f64, 1e4), (1e12, 0.9), (3.0, -2.0)] {
+            let f = turns_fixed(m, w) as i64 as f64 / 18_446_744_073_709_551_616.0;
+            let n = turns_nearest(m, w);
+            let d = (f - n) - (f - n).round();
+            assert!(d.abs() < 1e-15, "m={m} w={w}: {f} vs {n}");
+        }
+    }
 
     #[test]
     fn agrees_with_reduce_angle_for_few_turns() {

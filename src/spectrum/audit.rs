@@ -29,6 +29,18 @@ pub struct PlaneAudit {
     pub full_turn_in_context: bool,
 }
 
+/// Largest context [`audit`] accepts: 2²⁴ = 16 777 216 positions. The precision part hashes
+/// one cos/sin cache row per position and dtype and the resolution scans every separation, so
+/// memory and time grow linearly in L (2²⁷ took 12.6 GB and > 100 s). Measured at the cap
+/// (release, 2 cores, d = 128): 6 s and 1.05 GB, 18 s with the minimum-base search.
+pub const MAX_AUDIT_CONTEXT: u64 = 1 << 24;
+
+/// Largest positions × planes [`audit`] accepts: 2³¹ (d = 128 at the full 2²⁴ context, d = 256
+/// too; d = 1024 up to 2²²). Every part of the audit (resolution, decay, minimum-base search)
+/// costs O(L·planes): measured in release on 2 cores, 2³⁰ (d = 8192, L = 2¹⁸) takes 20 s and 2³¹
+/// (d = 256, L = 2²⁴) 22 s with the minimum-base search; d = 1024 at 2²⁴ (2³³) took 50 s.
+pub const MAX_AUDIT_WORK: u64 = 1 << 31;
+
 /// Options of [`audit`].
 #[derive(Debug, Clone)]
 pub struct AuditOptions {
@@ -52,8 +64,11 @@ pub struct AuditReport {
     pub verdict: String,
     /// Where the frequencies came from.
     pub source: String,
-    /// The base (θ), when the set has one.
+    /// The base (θ), when the set has one, as configured.
     pub base: Option<f64>,
+    /// The base the frequencies are evaluated with at this context (differs from `base` for
+    /// dynamic NTK scaling beyond the original context).
+    pub effective_base: Option<f64>,
     /// Rotated dimensions (2 × planes).
     pub rotary_dim: usize,
     /// Head dimension.
@@ -79,8 +94,11 @@ pub struct AuditReport {
     pub margin_at: Option<u64>,
     /// The full resolution result.
     pub resolution: Resolution,
-    /// First m ≥ 1 with B(m) = Σ_k cos(m·ω_k) < 0 within the context (null: none).
+    /// First m ≥ 1 with B(m) = Σ_k cos(m·ω_k) < 0 within the context; null when B(m) ≥ 0 for
+    /// every m < L (the search stops at L, so null says nothing about m ≥ L).
     pub decay_first_negative: Option<u64>,
+    /// Whether B(m) turns negative for some m < L (`decay_first_negative` is then set).
+    pub decay_first_negative_within_context: bool,
     /// Whether B(m) ≥ 0 for all m < L (Men et al. 2024's criterion).
     pub decay_ok: bool,
     /// min over m < L of B(m)/planes and where.
@@ -123,7 +141,8 @@ fn fmt_g(x: f64) -> String {
 /// ```
 ///
 /// # Errors
-/// `context == 0`, bad tolerance.
+/// `context` not in 1..=[`MAX_AUDIT_CONTEXT`] or context × planes above [`MAX_AUDIT_WORK`], bad
+/// tolerance or grid ratio.
 pub fn audit(
     freqs: &RotaryFrequencies,
     omegas: Option<&[Omega]>,
@@ -131,11 +150,22 @@ pub fn audit(
     progress: impl FnMut(f64),
 ) -> Result<AuditReport> {
     let l = opts.context;
-    if l == 0 {
+    if l == 0 || l > MAX_AUDIT_CONTEXT {
         return Err(Error::invalid(
             "context",
-            0,
-            "a positive number of positions",
+            l,
+            "a number of positions in 1..=2^24 (16777216): the audit keeps the cos/sin cache rows of every position for four dtypes",
+        ));
+    }
+    let n_planes = freqs.inv_freq.len().max(1) as u64;
+    if l.saturating_mul(n_planes) > MAX_AUDIT_WORK {
+        return Err(Error::invalid(
+            "context",
+            l,
+            format!(
+                "at most {} positions for {n_planes} planes (the audit's cost grows with positions × planes, capped at 2^31 ≈ 25 s)",
+                MAX_AUDIT_WORK / n_planes
+            ),
         ));
     }
     let tau = std::f64::consts::TAU;
@@ -236,8 +266,26 @@ pub fn audit(
     }
     if let Some(b) = min_base_for_context {
         match freqs.base {
-            Some(cb) => v += &format!("The smallest base satisfying it for rotary dimension {} is about {} (configured: {}, ratio {}). ", freqs.rotary_dim, fmt_g(b), fmt_g(cb), fmt_g(cb / b)),
-            None => v += &format!("The smallest base satisfying it for rotary dimension {} is about {}. ", freqs.rotary_dim, fmt_g(b)),
+            Some(cb) => {
+                v += &format!("The smallest base satisfying it for rotary dimension {} is about {} (configured: {}, ratio {}", freqs.rotary_dim, fmt_g(b), fmt_g(cb), fmt_g(cb / b));
+                match freqs.effective_base {
+                    Some(eb) if eb != cb => {
+                        v += &format!(
+                            "; effective at this context: {}, ratio {}). ",
+                            fmt_g(eb),
+                            fmt_g(eb / b)
+                        )
+                    }
+                    _ => v += "). ",
+                }
+            }
+            None => {
+                v += &format!(
+                    "The smallest base satisfying it for rotary dimension {} is about {}. ",
+                    freqs.rotary_dim,
+                    fmt_g(b)
+                )
+            }
         }
     }
     let p = &precision[opts.dtype.name()];
@@ -287,6 +335,7 @@ pub fn audit(
         verdict: v,
         source: freqs.source.clone(),
         base: freqs.base,
+        effective_base: freqs.effective_base,
         rotary_dim: freqs.rotary_dim,
         head_dim: freqs.head_dim,
         context: l,
@@ -300,6 +349,7 @@ pub fn audit(
         margin_at: resolution.margin_at,
         resolution,
         decay_first_negative: dec.first_negative,
+        decay_first_negative_within_context: dec.first_negative.is_some(),
         decay_ok: dec.first_negative.is_none(),
         decay_min_mean: dec.min_mean,
         decay_min_mean_at: dec.min_mean_at,
@@ -314,6 +364,30 @@ pub fn audit(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn audit_rejects_work_beyond_the_cap() {
+        let o = |context| AuditOptions {
+            context,
+            dtype: Dtype::Bf16,
+            tol: 1e-9,
+            min_base: false,
+            min_base_grid: 1.0005,
+        };
+        let f = RotaryFrequencies::from_base(10000.0, 1024).unwrap();
+        let e = audit(&f, None, &o(1 << 24), |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("at most 4194304 positions for 512 planes"),
+            "{e}"
+        );
+        let f = RotaryFrequencies::from_base(10000.0, 8).unwrap();
+        let e = audit(&f, None, &o((1 << 24) + 1), |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("16777217") && e.contains("1..=2^24"), "{e}");
+    }
 
     #[test]
     fn liu_critical_dimension_oracle() {

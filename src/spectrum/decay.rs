@@ -409,6 +409,11 @@ pub fn min_base_for_context(
     min_base_for_context_on_grid(dim, context, DEFAULT_GRID_RATIO, progress)
 }
 
+/// Finest coarse grid ratio accepted (0.01%): five times the default's cost; a ratio closer to 1
+/// only multiplies the run time (1.0000001 would take hours) for islands narrower than any
+/// base a configuration would state.
+pub const MIN_GRID_RATIO: f64 = 1.0001;
+
 /// Default coarse grid ratio of the minimum-base search (0.05%).
 pub const DEFAULT_GRID_RATIO: f64 = 1.0005;
 
@@ -418,18 +423,18 @@ pub const DEFAULT_GRID_RATIO: f64 = 1.0005;
 /// (6.54e7) that 1.002 steps over.
 ///
 /// # Errors
-/// As [`min_base_for_context`]; `grid` not in (1, 2].
+/// As [`min_base_for_context`]; `grid` not in [[`MIN_GRID_RATIO`], 2].
 pub fn min_base_for_context_on_grid(
     dim: usize,
     context: u64,
     grid: f64,
     mut progress: impl FnMut(f64),
 ) -> Result<MinBase> {
-    if !(grid > 1.0 && grid <= 2.0) {
+    if !(MIN_GRID_RATIO..=2.0).contains(&grid) {
         return Err(Error::invalid(
             "min-base grid ratio",
             grid,
-            "a ratio in (1, 2], e.g. 1.002",
+            "a ratio in [1.0001, 2], e.g. 1.0005 (the default); the cost grows like 1/(ratio − 1)",
         ));
     }
     if dim == 0 || !dim.is_multiple_of(2) {

@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::angle::turns_nearest;
 use crate::numeric::Dtype;
-use crate::position::frequencies::RotaryFrequencies;
+use crate::position::frequencies::{RotaryFrequencies, MAX_POSITION};
 use crate::{Error, Result};
 
 /// Rotates the plane `(a, b)` by the angle whose cosine and sine are `(c, s)`, in f64.
@@ -247,6 +247,9 @@ pub fn random_cases(
         .collect()
 }
 
+/// Largest number of random trials of [`identity_check`] (10⁶: ~1 s per 64 planes in release).
+pub const MAX_TRIALS: usize = 1_000_000;
+
 /// Checks the relative-position identity on `trials` seeded random cases and measures
 /// translation invariance on the shift grid up to `max_shift`.
 ///
@@ -263,7 +266,9 @@ pub fn random_cases(
 /// ```
 ///
 /// # Errors
-/// `trials == 0`, `max_shift == 0` or ≥ 2⁵² (positions must stay exact integers in f64).
+/// `trials` not in 1..=[`MAX_TRIALS`]; `max_shift` not in 1..=2⁴⁰
+/// ([`crate::position::frequencies::MAX_POSITION`]: with |ω| ≤ 10⁴ the reference phases
+/// |m·ω/2π| then stay below 2⁵¹, where the double-double reduction is accurate).
 pub fn identity_check(
     freqs: &RotaryFrequencies,
     seed: u64,
@@ -277,11 +282,18 @@ pub fn identity_check(
             "a positive number of random trials",
         ));
     }
-    if max_shift == 0 || max_shift >= 1u64 << 52 {
+    if trials > MAX_TRIALS {
+        return Err(Error::invalid(
+            "trials",
+            trials,
+            format!("at most {MAX_TRIALS} random trials (the worst case settles long before)"),
+        ));
+    }
+    if max_shift == 0 || max_shift > MAX_POSITION {
         return Err(Error::invalid(
             "max shift",
             max_shift,
-            "an integer in 1..2^52 (positions must be exact in f64)",
+            "an integer in 1..=2^40 (|m·ω/2π| must stay far below 2^52 for an accurate reference phase)",
         ));
     }
     let omegas = &freqs.inv_freq;

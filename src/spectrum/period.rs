@@ -7,8 +7,8 @@
 
 use serde::Serialize;
 
-use super::angle::{exact_phase_distance, turns_nearest};
-use crate::position::frequencies::Omega;
+use super::angle::turns_nearest;
+use crate::position::frequencies::{Omega, MAX_POSITION};
 use crate::{Error, Result};
 
 /// Largest convergent denominator listed for float frequencies. Up to here the double-double
@@ -84,11 +84,12 @@ fn exact_convergents(r: i64, b: i64) -> Vec<u64> {
 
 /// Convergent denominators q_n ≤ `limit` of ω/2π and their signed errors θ_n = q_n·ω/2π − p_n
 /// (turns), computed by Euclid's algorithm on the errors themselves: a_{n+1} = ⌊|θ_{n−1}|/|θ_n|⌋,
-/// q_{n+1} = q_{n−1} + a_{n+1}q_n, with every θ re-evaluated by [`turns_nearest`] rather than
-/// propagated, so errors do not accumulate. Starts from (q, θ) = (0, −1), (1, frac(ω/2π)).
-fn float_convergents(w: f64, limit: u64) -> Vec<(u64, f64)> {
+/// q_{n+1} = q_{n−1} + a_{n+1}q_n, with every θ re-evaluated by `theta` (signed turns in
+/// [−½, ½]) rather than propagated, so errors do not accumulate. Starts from (q, θ) = (0, −1),
+/// (1, frac(ω/2π)).
+fn convergents(theta: impl Fn(u64) -> f64, limit: u64) -> Vec<(u64, f64)> {
     let f0 = {
-        let t = turns_nearest(1.0, w);
+        let t = theta(1);
         if t < 0.0 {
             t + 1.0
         } else {
@@ -108,14 +109,33 @@ fn float_convergents(w: f64, limit: u64) -> Vec<(u64, f64)> {
             break;
         }
         let q_next = qm + a as u64 * qn;
-        let mut t = turns_nearest(q_next as f64, w);
+        let mut t = theta(q_next);
         if t != 0.0 && t.signum() == tn.signum() {
             t -= tn.signum();
         }
         (qm, tm, qn, tn) = (qn, tn, q_next, t);
+        // frac(ω/2π) > ½ gives a first partial quotient 1: q = 1 again, now with the error to
+        // the nearer integer. List each separation once, with that (smaller) error.
+        if out.last().map(|&(q, _)| q) == Some(qn) {
+            out.pop();
+        }
         out.push((qn, tn));
     }
     out
+}
+
+fn float_convergents(w: f64, limit: u64) -> Vec<(u64, f64)> {
+    convergents(|q| turns_nearest(q as f64, w), limit)
+}
+
+/// Signed phase of s·2π·a/b in turns, (−½, ½], from exact integers.
+fn exact_turns(s: u64, a: i64, b: i64) -> f64 {
+    let b = b as i128;
+    let mut r = (s as i128 * a as i128).rem_euclid(b);
+    if 2 * r > b {
+        r -= b;
+    }
+    r as f64 / b as f64
 }
 
 /// The first s in 1..=max_sep whose phase distance |s·ω mod 2π| ≤ tol, for a float ω.
@@ -126,15 +146,25 @@ fn float_convergents(w: f64, limit: u64) -> Vec<(u64, f64)> {
 /// candidates are verified by direct evaluation, so the cost is O(number of levels), not
 /// O(max_sep).
 pub fn first_within_tol_float(w: f64, tol: f64, max_sep: u64) -> Option<u64> {
+    first_within_tol_by(|q| turns_nearest(q as f64, w), tol, max_sep)
+}
+
+/// [`first_within_tol_float`] for ω = 2π·a/b (exact integers), so that huge b (`pi/1e18`)
+/// costs O(levels) rather than a scan of b separations.
+pub fn first_within_tol_exact(a: i64, b: i64, tol: f64, max_sep: u64) -> Option<u64> {
+    first_within_tol_by(|q| exact_turns(q, a, b), tol, max_sep)
+}
+
+fn first_within_tol_by(theta: impl Fn(u64) -> f64, tol: f64, max_sep: u64) -> Option<u64> {
     let d = tol / std::f64::consts::TAU;
-    let dist = |s: u64| turns_nearest(s as f64, w).abs();
+    let dist = |s: u64| theta(s).abs();
     if max_sep == 0 {
         return None;
     }
     if dist(1) <= d {
         return Some(1);
     }
-    let conv = float_convergents(w, u64::MAX / 4);
+    let conv = convergents(&theta, u64::MAX / 4);
     let mut prev = (0u64, -1.0f64);
     for &(qn, tn) in &conv {
         let (qm, tm) = prev;
@@ -175,7 +205,7 @@ pub fn first_within_tol_float(w: f64, tol: f64, max_sep: u64) -> Option<u64> {
 /// ```
 ///
 /// # Errors
-/// `tol` not in (0, π]; `max_sep == 0`.
+/// `tol` not in (0, π]; `max_sep` not in 1..=2⁴⁰ ([`MAX_POSITION`]).
 pub fn period(omega: Omega, tol: f64, max_sep: u64) -> Result<PeriodReport> {
     if !(tol > 0.0 && tol <= std::f64::consts::PI) {
         return Err(Error::invalid(
@@ -184,8 +214,12 @@ pub fn period(omega: Omega, tol: f64, max_sep: u64) -> Result<PeriodReport> {
             "a phase tolerance in (0, π] radians, e.g. 1e-3",
         ));
     }
-    if max_sep == 0 {
-        return Err(Error::invalid("max-sep", 0, "a positive separation bound"));
+    if max_sep == 0 || max_sep > MAX_POSITION {
+        return Err(Error::invalid(
+            "max-sep",
+            max_sep,
+            "a separation bound in 1..=2^40 (phases s·ω stay accurate below it)",
+        ));
     }
     let w = omega.value();
     let label = OmegaLabel {
@@ -203,8 +237,9 @@ pub fn period(omega: Omega, tol: f64, max_sep: u64) -> Result<PeriodReport> {
                     phase_error: exact_signed(q, a, b),
                 })
                 .collect();
-            let first_within_tol =
-                (1..=max_sep.min(b as u64)).find(|&s| exact_phase_distance(s, a, b) <= tol);
+            // The exact repeat b is within any tolerance; before it, the best approximations.
+            let first_within_tol = first_within_tol_exact(a, b, tol, max_sep)
+                .or((b as u64 <= max_sep).then_some(b as u64));
             Ok(PeriodReport {
                 omega: label,
                 exact: true,
@@ -240,6 +275,7 @@ pub fn period(omega: Omega, tol: f64, max_sep: u64) -> Result<PeriodReport> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::angle::exact_phase_distance;
     use super::*;
     use rand::{RngExt, SeedableRng};
 
@@ -299,6 +335,48 @@ mod tests {
                 brute,
                 "w={w} tol={tol}"
             );
+        }
+    }
+
+    #[test]
+    fn exact_first_within_tol_matches_a_scan_and_handles_huge_periods() {
+        // Against a brute-force scan of the exact phase distance for small b.
+        for (a, b) in [(1i64, 7i64), (3, 7), (5, 97), (-2, 9), (13, 1000), (1, 4)] {
+            for tol in [1e-9, 1e-3, 0.1, 0.7] {
+                let brute = (1..=2000u64).find(|&s| exact_phase_distance(s, a, b) <= tol);
+                let got = first_within_tol_exact(a, b, tol, 2000)
+                    .or((b as u64 <= 2000).then_some(b as u64));
+                assert_eq!(got, brute, "a={a} b={b} tol={tol}");
+            }
+        }
+        // A period of ~10¹⁵ (a scan would take days): the convergent search must agree with the
+        // float search on the rounded ω. They differ by s·|ω_f64 − ω| ≤ 1e6·4e-16 rad at the
+        // answer, far inside the 1e-6 rad tolerance unless a candidate sits on its edge.
+        let (a, b) = (123_456_789i64, 1_000_000_000_000_037i64);
+        let w = std::f64::consts::TAU * a as f64 / b as f64;
+        let got = first_within_tol_exact(a, b, 1e-6, MAX_POSITION);
+        assert!(got.is_some());
+        assert_eq!(got, first_within_tol_float(w, 1e-6, MAX_POSITION));
+        let r = period(Omega::parse("pi/1e18").unwrap(), 1e-12, MAX_POSITION).unwrap();
+        assert_eq!(
+            (r.first_repeat, r.first_within_tol),
+            (Some(2_000_000_000_000_000_000), Some(1))
+        );
+        assert!(period(Omega::float(1.0).unwrap(), 1e-3, MAX_POSITION + 1).is_err());
+    }
+
+    #[test]
+    fn near_repeats_list_each_separation_once() {
+        // ω = 4 and 1e4 have frac(ω/2π) > ½ (0.637, 0.549): separation 1 used to appear twice.
+        for w in [4.0, 1e4, 3.5, 0.3] {
+            let r = period(Omega::float(w).unwrap(), 1e-3, 1000).unwrap();
+            let seps: Vec<u64> = r.near_repeats.iter().map(|n| n.separation).collect();
+            assert!(seps.windows(2).all(|p| p[0] < p[1]), "w={w}: {seps:?}");
+            assert_eq!(seps[0], 1);
+            // Errors of later convergents shrink (best approximations).
+            for p in r.near_repeats.windows(2).skip(1) {
+                assert!(p[1].phase_error.abs() < p[0].phase_error.abs(), "w={w}");
+            }
         }
     }
 

@@ -175,8 +175,8 @@ fn row_keys(freqs: &RotaryFrequencies, dtypes: &[Dtype], lo: u64, hi: u64) -> Ve
 /// (distinct rows, first duplicate position, the earlier position it repeats) per dtype.
 ///
 /// Rows are keyed by a hash of their first `KEY_PLANES` (4) planes (the highest frequencies,
-/// computed on two threads); positions are sorted by key and positions with equal keys are
-/// compared on the full row, so the count is exact.
+/// computed on two threads); the keys are sorted to find those shared by several positions, and
+/// only those positions are compared on the full row, so the count is exact.
 pub fn cache_rows(
     freqs: &RotaryFrequencies,
     context: u64,
@@ -192,31 +192,40 @@ pub fn cache_rows(
     });
     let (a, b) = (&a, &b);
     let count = |i: usize, d: Dtype| {
-        let mut keyed: Vec<(u64, u64)> =
-            a[i].iter().chain(&b[i]).copied().zip(0..context).collect();
-        keyed.sort_unstable();
-        let (mut dups, mut first): (u64, Option<(u64, u64)>) = (0, None);
-        let mut g = 0;
-        while g < keyed.len() {
-            let mut e = g + 1;
-            while e < keyed.len() && keyed[e].0 == keyed[g].0 {
-                e += 1;
+        // Sort the keys alone (8 bytes each) to find the keys shared by several positions; in
+        // the common case there are none and no position list is built at all.
+        let mut keys: Vec<u64> = a[i].iter().chain(&b[i]).copied().collect();
+        keys.sort_unstable();
+        let mut shared: Vec<u64> = keys
+            .windows(2)
+            .filter(|w| w[0] == w[1])
+            .map(|w| w[0])
+            .collect();
+        shared.dedup();
+        drop(keys);
+        // Positions of each shared key, in increasing position order.
+        let mut groups: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
+        if !shared.is_empty() {
+            for (m, key) in a[i].iter().chain(&b[i]).enumerate() {
+                if shared.binary_search(key).is_ok() {
+                    groups.entry(*key).or_default().push(m as u64);
+                }
             }
-            if e - g > 1 {
-                let rows: Vec<(u64, Vec<(u64, u64)>)> = keyed[g..e]
-                    .iter()
-                    .map(|&(_, m)| (m, full_row(freqs, d, m)))
-                    .collect();
-                for j in 1..rows.len() {
-                    if let Some(p) = rows[..j].iter().find(|r| r.1 == rows[j].1) {
-                        dups += 1;
-                        if first.is_none_or(|(f, _)| rows[j].0 < f) {
-                            first = Some((rows[j].0, p.0));
-                        }
+        }
+        let (mut dups, mut first): (u64, Option<(u64, u64)>) = (0, None);
+        for members in groups.values() {
+            let rows: Vec<(u64, Vec<(u64, u64)>)> = members
+                .iter()
+                .map(|&m| (m, full_row(freqs, d, m)))
+                .collect();
+            for j in 1..rows.len() {
+                if let Some(p) = rows[..j].iter().find(|r| r.1 == rows[j].1) {
+                    dups += 1;
+                    if first.is_none_or(|(f, _)| rows[j].0 < f) {
+                        first = Some((rows[j].0, p.0));
                     }
                 }
             }
-            g = e;
         }
         (context - dups, first.map(|f| f.0), first.map(|f| f.1))
     };
@@ -307,6 +316,38 @@ mod tests {
                 // through far fewer than 20 000 bf16 cells, so duplicates must appear (the comparison is not vacuous).
                 assert!(got.1.is_some(), "{got:?}");
             }
+        }
+    }
+
+    #[test]
+    fn cache_rows_verify_key_collisions_on_the_full_row() {
+        // Four slow key planes (many equal keys in bf16) followed by two fast planes that
+        // separate most of those positions: the count and the first duplicate pair must match a
+        // brute-force set of full rows, so key collisions are resolved on the whole row.
+        let ws = [1e-3, 1e-4, 1.1e-3, 1.1e-4, 1.0, 0.7];
+        let omegas: Vec<Omega> = ws.iter().map(|&w| Omega::float(w).unwrap()).collect();
+        let f = RotaryFrequencies::from_omegas(&omegas);
+        for d in [Dtype::Bf16, Dtype::F16] {
+            let l = 30_000u64;
+            let mut seen = std::collections::HashMap::new();
+            let mut first = None;
+            for m in 0..l {
+                if let Some(&p) = seen.get(&full_row(&f, d, m)) {
+                    first = first.or(Some((m, p)));
+                } else {
+                    seen.insert(full_row(&f, d, m), m);
+                }
+            }
+            let got = cache_rows(&f, l, &[d])[0];
+            assert_eq!((got.0, got.1.zip(got.2)), (seen.len() as u64, first), "{d}");
+            if d != Dtype::Bf16 {
+                continue;
+            }
+            // Non-vacuous (bf16): the key planes alone collide more often than full rows do.
+            let keys: HashSet<Vec<(u64, u64)>> = (0..l)
+                .map(|m| full_row(&f, d, m)[..KEY_PLANES].to_vec())
+                .collect();
+            assert!((keys.len() as u64) < got.0, "{d}: {} keys", keys.len());
         }
     }
 

@@ -98,6 +98,15 @@ impl RopeScaling {
     }
 }
 
+/// Dynamic NTK's base at sequence length `s = max(seq_len, L)`:
+/// `base · (factor·s/L − (factor − 1))^(dim/(dim−2))` (equal to `base` for s ≤ L).
+pub fn dynamic_base(base: f64, factor: f64, l: u64, seq_len: Option<u64>, dim: usize) -> f64 {
+    let l = l as f64;
+    let s = seq_len.map_or(l, |s| (s as f64).max(l));
+    let d = dim as f64;
+    base * ((factor * s / l) - (factor - 1.0)).powf(d / (d - 2.0))
+}
+
 /// YaRN's `get_mscale(s, m) = 1 if s ≤ 1 else 0.1·m·ln(s) + 1` (also DeepSeek's `yarn_get_mscale`).
 pub fn yarn_get_mscale(scale: f64, mscale: f64) -> f64 {
     if scale <= 1.0 {
@@ -156,10 +165,7 @@ fn inv_freq_in<T: Real>(
             factor,
             max_position_embeddings,
         } => {
-            let l = *max_position_embeddings as f64;
-            let s = seq_len.map_or(l, |s| (s as f64).max(l));
-            let d = dim as f64;
-            let new_base = base * ((factor * s / l) - (factor - 1.0)).powf(d / (d - 2.0));
+            let new_base = dynamic_base(base, *factor, *max_position_embeddings, seq_len, dim);
             pos_freqs::<T>(new_base, dim)
                 .into_iter()
                 .map(|p| one / p)
@@ -341,13 +347,8 @@ impl RotaryFrequencies {
                 "a finite number > 1 (e.g. 10000)",
             ));
         }
-        if rotary_dim < 2 || !rotary_dim.is_multiple_of(2) {
-            return Err(Error::invalid(
-                "rotary dimension",
-                rotary_dim,
-                "an even number ≥ 2 (each plane rotates a pair of coordinates)",
-            ));
-        }
+        super::check_rotary_dim(rotary_dim)?;
+        super::check_head_dim(head_dim)?;
         if rotary_dim > head_dim {
             return Err(Error::invalid(
                 "rotary dimension",
@@ -478,10 +479,18 @@ impl RotaryFrequencies {
             rotary_dim,
             head_dim,
             base: Some(base),
+            effective_base: Some(match scaling {
+                RopeScaling::Dynamic {
+                    factor,
+                    max_position_embeddings,
+                } => dynamic_base(base, *factor, *max_position_embeddings, seq_len, rotary_dim),
+                _ => base,
+            }),
             context: None,
             source: format!(
-                "{} rope, base {base}, rotary dim {rotary_dim} of {head_dim}",
-                scaling.name()
+                "{} rope, base {}, rotary dim {rotary_dim} of {head_dim}",
+                scaling.name(),
+                super::short_number(base)
             ),
             rope_type: scaling.name().into(),
             softmax_scale_multiplier: None,
@@ -551,6 +560,13 @@ mod tests {
         let b = 10000.0 * 3f64.powf(64.0 / 62.0);
         let want = 1.0 / b.powf(2.0 / 64.0);
         assert!((long.inv_freq[1] - want).abs() <= 4.0 * f64::EPSILON * want);
+        // The effective base is reported: configured at init, stretched beyond L (same formula,
+        // same operations, so equal to the bit).
+        assert_eq!(
+            (init.base, init.effective_base),
+            (Some(10000.0), Some(10000.0))
+        );
+        assert_eq!(long.effective_base, Some(b));
     }
 
     #[test]
