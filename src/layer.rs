@@ -102,22 +102,7 @@ impl InputSpec {
                 Some(e) => Embedding::new(e.clone())?,
                 None => Embedding::example(),
             };
-            let vocab = match &blocks.vocab {
-                Some(v) => Vocabulary::new(v)?,
-                None if table.vocab() == 3 => Vocabulary::example(),
-                None => Vocabulary::new(
-                    &(0..table.vocab())
-                        .map(|i| i.to_string())
-                        .collect::<Vec<_>>(),
-                )?,
-            };
-            if vocab.len() != table.vocab() {
-                return Err(Error::shape(
-                    "embedding table E",
-                    format!("{} rows (one per vocabulary token)", vocab.len()),
-                    format!("{} rows", table.vocab()),
-                ));
-            }
+            let vocab = Vocabulary::for_table(blocks.vocab.as_deref(), table.vocab())?;
             let ids = vocab.encode(text)?;
             tokens = Some(ids.iter().map(|&i| vocab.tokens()[i].clone()).collect());
             embedding = Some(table.table().to_owned());

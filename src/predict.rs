@@ -104,26 +104,9 @@ fn ser_matrix<S: serde::Serializer>(a: &Array2<f64>, s: S) -> std::result::Resul
     seq.end()
 }
 
-/// The vocabulary a table is read with: the blocks' `"vocab"`, the course's `(A, B, .)` for a
-/// 3-row table, else the labels `0, 1, …`.
+/// The vocabulary a table is read with (see [`Vocabulary::for_table`]).
 fn vocabulary(blocks: Option<&Blocks>, table: &Embedding) -> Result<Vocabulary> {
-    let vocab = match blocks.and_then(|b| b.vocab.as_ref()) {
-        Some(v) => Vocabulary::new(v)?,
-        None if table.vocab() == 3 => Vocabulary::example(),
-        None => Vocabulary::new(
-            &(0..table.vocab())
-                .map(|i| i.to_string())
-                .collect::<Vec<_>>(),
-        )?,
-    };
-    if vocab.len() != table.vocab() {
-        return Err(Error::shape(
-            "embedding table E",
-            format!("{} rows (one per vocabulary token)", vocab.len()),
-            format!("{} rows", table.vocab()),
-        ));
-    }
-    Ok(vocab)
+    Vocabulary::for_table(blocks.and_then(|b| b.vocab.as_deref()), table.vocab())
 }
 
 /// Runs the complete prediction for `text` (see the module docs for the math and the defaults).

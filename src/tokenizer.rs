@@ -50,6 +50,28 @@ impl Vocabulary {
         Ok(Vocabulary { tokens: out })
     }
 
+    /// The vocabulary an embedding table of `rows` rows is read with: the given tokens (e.g. a
+    /// blocks file's `"vocab"`), else the course's `(A, B, .)` for a 3-row table, else the labels
+    /// `0, 1, …` as tokens.
+    ///
+    /// # Errors
+    /// Invalid tokens, or a token count that differs from the table's rows.
+    pub fn for_table(tokens: Option<&[String]>, rows: usize) -> Result<Self> {
+        let vocab = match tokens {
+            Some(t) => Vocabulary::new(t)?,
+            None if rows == 3 => Vocabulary::example(),
+            None => Vocabulary::new(&(0..rows).map(|i| i.to_string()).collect::<Vec<_>>())?,
+        };
+        if vocab.len() != rows {
+            return Err(Error::shape(
+                "embedding table E",
+                format!("{} rows (one per vocabulary token)", vocab.len()),
+                format!("{rows} rows"),
+            ));
+        }
+        Ok(vocab)
+    }
+
     /// Number of labels.
     pub fn len(&self) -> usize {
         self.tokens.len()

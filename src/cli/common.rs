@@ -143,21 +143,21 @@ pub fn matrix_table(a: &Array2<f64>, row_labels: Option<&[String]>) -> comfy_tab
     t
 }
 
-/// Parses a count such as `4096`, `1e6` or `2^20` (for clap's `value_parser`).
-pub fn parse_count(s: &str) -> Result<u64, String> {
+/// A whole number written as `4096`, `1e6` or `2^20`; `None` for anything else.
+pub fn whole_number(s: &str) -> Option<u64> {
     let t = s.trim();
-    let err = || format!("{s:?} is not a whole number; write e.g. 4096, 1e6 or 2^20");
     if let Ok(v) = t.parse::<u64>() {
-        return Ok(v);
+        return Some(v);
     }
     if let Some((b, e)) = t.split_once('^') {
-        let (b, e): (u64, u32) = (b.parse().map_err(|_| err())?, e.parse().map_err(|_| err())?);
-        return b.checked_pow(e).ok_or_else(err);
+        return b.parse::<u64>().ok()?.checked_pow(e.parse::<u32>().ok()?);
     }
-    let v: f64 = t.parse().map_err(|_| err())?;
-    if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1.8e19 {
-        Ok(v as u64)
-    } else {
-        Err(err())
-    }
+    let v: f64 = t.parse().ok()?;
+    (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1.8e19).then_some(v as u64)
+}
+
+/// Parses a count such as `4096`, `1e6` or `2^20` (for clap's `value_parser`).
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    whole_number(s)
+        .ok_or_else(|| format!("{s:?} is not a whole number; write e.g. 4096, 1e6 or 2^20"))
 }

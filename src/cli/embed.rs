@@ -46,22 +46,10 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<Outcome> {
         ),
         None => Embedding::example(),
     };
-    let vocab = match blocks.as_ref().and_then(|b| b.vocab.clone()) {
-        Some(v) => Vocabulary::new(&v)?,
-        None if table_e.vocab() == 3 => Vocabulary::example(),
-        None => Vocabulary::new(
-            &(0..table_e.vocab())
-                .map(|i| i.to_string())
-                .collect::<Vec<_>>(),
-        )?,
-    };
-    if vocab.len() != table_e.vocab() {
-        anyhow::bail!(
-            "the vocabulary has {} tokens but E has {} rows; expected one row per token",
-            vocab.len(),
-            table_e.vocab()
-        );
-    }
+    let vocab = Vocabulary::for_table(
+        blocks.as_ref().and_then(|b| b.vocab.as_deref()),
+        table_e.vocab(),
+    )?;
     let ids = vocab.encode(&args.text)?;
     let h = table_e.lookup(&ids)?;
     let mut one_hot_rows = Vec::new();

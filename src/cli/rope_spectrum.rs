@@ -63,21 +63,7 @@ fn parse_seed(s: &str) -> Result<u64> {
 }
 
 fn parse_u64_as(what: &str, s: &str, expected: &str) -> Result<u64> {
-    let t = s.trim();
-    let err = || bad(what, s, expected);
-    if let Ok(v) = t.parse::<u64>() {
-        return Ok(v);
-    }
-    if let Some((b, e)) = t.split_once('^') {
-        let (b, e): (u64, u32) = (b.parse().map_err(|_| err())?, e.parse().map_err(|_| err())?);
-        return b.checked_pow(e).ok_or_else(err);
-    }
-    let v: f64 = t.parse().map_err(|_| err())?;
-    if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1.8e19 {
-        Ok(v as u64)
-    } else {
-        Err(err())
-    }
+    super::common::whole_number(s).ok_or_else(|| bad(what, s, expected))
 }
 
 fn parse_tol(s: &str) -> Result<f64> {
