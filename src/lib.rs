@@ -16,6 +16,8 @@
 //! | the layer under test, assembled from parts; experiments with controls | [`layer`], [`experiment`] |
 //! | the claims ledger of both course documents | [`claims`] |
 //! | the practical session's products | [`lab`] |
+//! | the prediction-first practical | [`session`] |
+//! | the complete two-token prediction | [`predict`] |
 //! | fixed blocks (`E`, `Wq`, `Wk`, `Wv`, `Wo`, `X`) from files | [`blocks`] |
 //! | floating-point types and emulated precisions | [`numeric`] |
 //!
