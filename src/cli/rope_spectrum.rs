@@ -62,6 +62,21 @@ fn parse_seed(s: &str) -> Result<u64> {
     )
 }
 
+/// One curve per pipeline (f64 exact, f64, f32, bf16, f16): error vs shift.
+fn invariance_series(rows: &[id::ShiftRow]) -> Vec<Series> {
+    id::PIPELINES
+        .iter()
+        .map(|&name| Series {
+            name: name.to_string(),
+            points: rows
+                .iter()
+                .map(|row| (row.shift as f64, row.errors[name]))
+                .collect(),
+            markers: true,
+        })
+        .collect()
+}
+
 fn parse_u64_as(what: &str, s: &str, expected: &str) -> Result<u64> {
     super::common::whole_number(s).ok_or_else(|| bad(what, s, expected))
 }
@@ -230,18 +245,7 @@ pub fn identity(a: IdentityArgs) -> Result<Outcome> {
     let max_shift = parse_u64("max-shift", &a.max_shift)?;
     let r = id::identity_check(&src.freqs, seed, trials, max_shift)?;
     if let Some(p) = &a.plot {
-        let series = id::PIPELINES
-            .iter()
-            .map(|&name| Series {
-                name: name.to_string(),
-                points: r
-                    .invariance
-                    .iter()
-                    .map(|row| (row.shift as f64, row.errors[name]))
-                    .collect(),
-                markers: true,
-            })
-            .collect();
+        let series = invariance_series(&r.invariance);
         line_chart(
             p,
             &LineChart {
@@ -534,18 +538,7 @@ fn write_audit_plots(dir: &Path, r: &au::AuditReport) -> Result<()> {
             h_lines: vec![(0.0, "0".into())],
         },
     )?;
-    let series = id::PIPELINES
-        .iter()
-        .map(|&name| Series {
-            name: name.to_string(),
-            points: r
-                .invariance
-                .iter()
-                .map(|row| (row.shift as f64, row.errors[name]))
-                .collect(),
-            markers: true,
-        })
-        .collect();
+    let series = invariance_series(&r.invariance);
     line_chart(
         &dir.join("precision.svg"),
         &LineChart {
