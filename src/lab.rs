@@ -233,12 +233,14 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
             set_mean: b.mean,
         })
         .collect();
-    let tol = 1e-12;
+    // "Scores like s = 0" is the alias criterion of `rope resolve` and `rope score`: every
+    // plane's phase within DEFAULT_TOL radians of a full turn.
+    let tol = spectrum::resolve::DEFAULT_TOL;
     let b = ScoresBySeparation {
         omega: single.label(),
         omegas: set.iter().map(|o| o.label()).collect(),
-        single_equal_to_zero: rotary::equal_to_zero_separation(&single_rows, tol),
-        set_equal_to_zero: rotary::equal_to_zero_separation(&set_rows, tol),
+        single_equal_to_zero: rotary::separations_like_zero(&[single], cfg.max_sep, tol)?,
+        set_equal_to_zero: rotary::separations_like_zero(&set, cfg.max_sep, tol)?,
         rows,
     };
 

@@ -234,12 +234,12 @@ pub fn run(args: LabArgs) -> anyhow::Result<Outcome> {
     }
     println!("{t}");
     println!(
-        "→ ω = {} scores like s = 0 again at s = {:?}; the set {{{}}} at s = {:?} (within {}).\n",
+        "→ ω = {} scores like s = 0 again at s = {:?}; the set {{{}}} at s = {:?} (every phase within {} rad of a full turn).\n",
         b.omega,
         b.single_equal_to_zero,
         b.omegas.join(", "),
         b.set_equal_to_zero,
-        sci(1e-12)
+        sci(attnlab::spectrum::resolve::DEFAULT_TOL)
     );
     let c = &r.c_first_repeat;
     match c.first_repeat {

@@ -336,20 +336,7 @@ pub const MAX_SCORE_CELLS: u64 = 1 << 24;
 /// No frequencies; `max_sep` of 0 (nothing beyond the trivial s = 0) or above [`MAX_SEPARATIONS`];
 /// more than [`MAX_SCORE_CELLS`] scores.
 pub fn aligned_scores(omegas: &[Omega], max_sep: u64) -> Result<Vec<SeparationScore>> {
-    if omegas.is_empty() {
-        return Err(Error::invalid(
-            "frequency list",
-            "(empty)",
-            "one or more frequencies",
-        ));
-    }
-    if max_sep == 0 || max_sep > MAX_SEPARATIONS {
-        return Err(Error::invalid(
-            "max separation",
-            max_sep,
-            format!("an integer in 1..={MAX_SEPARATIONS}"),
-        ));
-    }
+    check_separation_args(omegas, max_sep)?;
     let cells = (max_sep + 1).saturating_mul(omegas.len() as u64);
     if cells > MAX_SCORE_CELLS {
         return Err(Error::invalid(
@@ -375,6 +362,26 @@ pub fn aligned_scores(omegas: &[Omega], max_sep: u64) -> Result<Vec<SeparationSc
         .collect())
 }
 
+/// The arguments [`aligned_scores`] and [`separations_like_zero`] share: at least one frequency
+/// and `max_sep` in 1..=[`MAX_SEPARATIONS`].
+fn check_separation_args(omegas: &[Omega], max_sep: u64) -> Result<()> {
+    if omegas.is_empty() {
+        return Err(Error::invalid(
+            "frequency list",
+            "(empty)",
+            "one or more frequencies",
+        ));
+    }
+    if max_sep == 0 || max_sep > MAX_SEPARATIONS {
+        return Err(Error::invalid(
+            "max separation",
+            max_sep,
+            format!("an integer in 1..={MAX_SEPARATIONS}"),
+        ));
+    }
+    Ok(())
+}
+
 /// The separations s in 1..=`max_sep` that score like separation 0 in the phase sense of
 /// [`crate::spectrum::resolve`]: every plane's phase s·ω_k is within `tol` radians of 0 mod 2π,
 /// `max_k dist(s·ω_k, 2πℤ) ≤ tol`. Exact frequencies ([`Omega::PiRational`]) use integer
@@ -392,20 +399,7 @@ pub fn aligned_scores(omegas: &[Omega], max_sep: u64) -> Result<Vec<SeparationSc
 /// # Errors
 /// As [`aligned_scores`] (the same bounds on `max_sep`), and `tol` not in (0, π].
 pub fn separations_like_zero(omegas: &[Omega], max_sep: u64, tol: f64) -> Result<Vec<u64>> {
-    if omegas.is_empty() {
-        return Err(Error::invalid(
-            "frequency list",
-            "(empty)",
-            "one or more frequencies",
-        ));
-    }
-    if max_sep == 0 || max_sep > MAX_SEPARATIONS {
-        return Err(Error::invalid(
-            "max separation",
-            max_sep,
-            format!("an integer in 1..={MAX_SEPARATIONS}"),
-        ));
-    }
+    check_separation_args(omegas, max_sep)?;
     if !(tol > 0.0 && tol <= std::f64::consts::PI) {
         return Err(Error::invalid(
             "tol",
@@ -425,20 +419,6 @@ pub fn separations_like_zero(omegas: &[Omega], max_sep: u64, tol: f64) -> Result
             })
         })
         .collect())
-}
-
-/// The separations s > 0 whose mean score equals the s = 0 score within `tol` (absolute):
-/// where the positional signal cannot tell s from 0. A score tolerance ε on 1 − cos φ ≈ φ²/2
-/// admits phases up to √(2ε) (1.4·10⁻⁶ rad for ε = 10⁻¹²); prefer [`separations_like_zero`],
-/// which states the criterion as a phase tolerance like [`crate::spectrum::resolve`].
-pub fn equal_to_zero_separation(rows: &[SeparationScore], tol: f64) -> Vec<u64> {
-    let Some(first) = rows.iter().find(|r| r.separation == 0) else {
-        return Vec::new();
-    };
-    rows.iter()
-        .filter(|r| r.separation > 0 && (r.mean - first.mean).abs() <= tol)
-        .map(|r| r.separation)
-        .collect()
 }
 
 #[cfg(test)]
@@ -635,11 +615,11 @@ mod tests {
             rows.iter().map(|r| r.mean).collect::<Vec<_>>(),
             vec![1.0, 0.0, -1.0, 0.0, 1.0, 0.0, -1.0, 0.0, 1.0]
         );
-        assert_eq!(equal_to_zero_separation(&rows, 1e-12), vec![4, 8]);
+        assert_eq!(separations_like_zero(&[w], 8, 1e-9).unwrap(), vec![4, 8]);
         // Several frequencies: the mean; {π/2, π/3} first returns to 1 at lcm(4, 6) = 12.
         let two = [w, Omega::parse("pi/3").unwrap()];
         let rows = aligned_scores(&two, 12).unwrap();
-        assert_eq!(equal_to_zero_separation(&rows, 1e-12), vec![12]);
+        assert_eq!(separations_like_zero(&two, 12, 1e-9).unwrap(), vec![12]);
         assert!((rows[1].mean - 0.25).abs() < 1e-15, "(0 + 1/2)/2");
         // The same numbers from actually rotating aligned unit vectors (4 dims, both planes):
         // u = (1, 0, 1, 0)/√2 interleaved; score (R(iω)u)·(R(jω)u) with j − i = s.
