@@ -42,7 +42,7 @@ def numpy_median(n, d, dtype, reps):
 
 
 def main():
-    subprocess.run(["cargo", "build", "--release", "--quiet", "--example", "attention_timing"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "attnlab-core", "--example", "attention_timing"], cwd=ROOT, check=True)
     exe = os.path.join(ROOT, "target", "release", "examples", "attention_timing")
     try:
         from threadpoolctl import threadpool_info  # optional: which BLAS numpy runs

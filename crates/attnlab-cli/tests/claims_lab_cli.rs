@@ -1,0 +1,163 @@
+//! `attnlab claims` and `attnlab lab` through the binary.
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use serde_json::Value;
+
+fn seed_text(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/../../spec/{name}", env!("CARGO_MANIFEST_DIR")))
+        .expect("the seed copies live in spec/")
+}
+
+#[test]
+fn claims_cover_every_row_of_both_seed_tables_and_all_hold() {
+    let out = cargo_bin_cmd!("attnlab")
+        .args(["claims", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    for r in &rows {
+        for key in [
+            "claim",
+            "seed_status",
+            "measured_status",
+            "holds",
+            "evidence",
+            "command",
+        ] {
+            assert!(!r[key].is_null(), "missing {key} in {r}");
+        }
+        assert_eq!(r["holds"], true, "{r}");
+    }
+    // Seed 002: the "Key claims and status" table, one tab-separated row per claim after the header.
+    let s002 = seed_text("002_8e0e3e3e16397ab2.txt");
+    let table: Vec<&str> = s002
+        .lines()
+        .skip_while(|l| !l.starts_with("Claim\tStatus"))
+        .skip(1)
+        .take_while(|l| l.contains('\t'))
+        .collect();
+    assert_eq!(table.len(), 7);
+    for line in &table {
+        let (claim, status) = line.split_once('\t').unwrap();
+        let row = rows
+            .iter()
+            .find(|r| r["claim"] == claim)
+            .unwrap_or_else(|| panic!("ledger lacks the claim {claim:?}"));
+        assert_eq!(row["seed_status"], status);
+    }
+    // Seed 000: the reference table's rows start with a capitalised property name after the rule.
+    let s000 = seed_text("000_b47e332b38634fe6.txt");
+    let block: Vec<&str> = s000
+        .lines()
+        .skip_while(|l| !l.starts_with("Property "))
+        .skip(2)
+        .take_while(|l| !l.starts_with("```"))
+        .collect();
+    let starts: Vec<&str> = block
+        .iter()
+        .filter(|l| l.chars().next().is_some_and(char::is_uppercase))
+        .copied()
+        .collect();
+    assert_eq!(starts.len(), 3, "{starts:?}");
+    let seed000_rows: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["source"] == "000 reference table")
+        .collect();
+    assert_eq!(seed000_rows.len(), starts.len());
+    for (line, row) in starts.iter().zip(&seed000_rows) {
+        let key = line.split_whitespace().next().unwrap();
+        assert!(
+            row["claim"].as_str().unwrap().starts_with(key),
+            "{key} vs {}",
+            row["claim"]
+        );
+    }
+    assert_eq!(rows.len(), table.len() + starts.len());
+}
+
+#[test]
+fn a_wrong_implementation_makes_claims_exit_1() {
+    for fault in ["one-hot", "attention", "softmax", "rope", "basis", "period"] {
+        let out = cargo_bin_cmd!("attnlab")
+            .args(["claims", "--json", "--inject-fault", fault])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "fault {fault}");
+        let rows: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(rows
+            .iter()
+            .any(|r| r["holds"] == false && r["measured_status"] == "FAILS"));
+    }
+}
+
+#[test]
+fn lab_runs_without_arguments_and_carries_the_four_products() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = std::time::Instant::now();
+    let out = cargo_bin_cmd!("attnlab")
+        .args(["lab", "--json", "--plots"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let elapsed = t.elapsed();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // (a) entry by entry, at round-off (4 ulps of values ≤ 4 in f64).
+    let diff: Vec<Vec<f64>> =
+        serde_json::from_value(v["a_permutation"]["difference"].clone()).unwrap();
+    assert!(diff
+        .iter()
+        .flatten()
+        .all(|d| d.abs() < 4.0 * 4.0 * f64::EPSILON));
+    assert_eq!(v["a_permutation"]["check"]["report"]["holds"], true);
+    // (b) the seed's numbers: 1, 0, −1, 0, 1 at separations 0–4 for ω = π/2.
+    let single: Vec<f64> = v["b_scores"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(5)
+        .map(|r| r["single"].as_f64().unwrap())
+        .collect();
+    assert_eq!(single, vec![1.0, 0.0, -1.0, 0.0, 1.0]);
+    // (c) first repeat 4; (d) {π/2, π/3} resolves a context of 12 (common period 12).
+    assert_eq!(v["c_first_repeat"]["first_repeat"], 4);
+    assert_eq!(v["d_resolution"]["result"]["resolves"], true);
+    assert_eq!(v["d_resolution"]["result"]["common_period"], 12);
+    assert_eq!(v["d_resolution"]["contrast"]["first_alias"], 12);
+    assert_eq!(v["all_confirmed"], true);
+    assert_eq!(v["exercises"].as_array().unwrap().len(), 7);
+    let plots = v["plots"].as_array().unwrap();
+    assert!(plots.len() >= 4);
+    for p in plots {
+        let svg = std::fs::read_to_string(p.as_str().unwrap()).unwrap();
+        assert!(svg.starts_with("<svg"));
+    }
+    // The acceptance asks for under two seconds; a debug build on a loaded 2-core machine is
+    // slower than the release build users run, so allow 10 s here (the release run is ~0.1 s).
+    assert!(elapsed.as_secs_f64() < 10.0, "{elapsed:?}");
+}
+
+#[test]
+fn lab_rejects_bad_values() {
+    for (args, needle) in [
+        (vec!["lab", "--context", "0"], "--context"),
+        (vec!["lab", "--omega", "0"], "frequency"),
+        (vec!["lab", "--omegas", "pi/2,foo"], "foo"),
+    ] {
+        let out = cargo_bin_cmd!("attnlab").args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(needle) && err.lines().count() == 1, "{err}");
+    }
+}

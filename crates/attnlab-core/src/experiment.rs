@@ -1,0 +1,281 @@
+//! The course's experiments as reusable functions: a symmetry check with its controls and its
+//! round-off-or-structure diagnosis. The CLI, the lab and the claims ledger all call these.
+
+use ndarray::ArrayView2;
+use serde::Serialize;
+
+use crate::attention::Mask;
+use crate::layer::{Inputs, LayerKind, LayerSpec, PosKind, Readout};
+use crate::symmetry::{
+    check_equivariance, check_invariance, check_weight_equivariance, CheckReport, Permutation,
+};
+use crate::{Error, Real, Result};
+
+crate::choice! {
+    /// The two precisions a layer can be evaluated in.
+    pub enum FloatType("dtype") {
+        /// binary64.
+        F64 = "f64",
+        /// binary32.
+        F32 = "f32",
+    }
+}
+
+impl FloatType {
+    /// Machine epsilon.
+    pub fn eps(self) -> f64 {
+        match self {
+            FloatType::F64 => f64::EPSILON,
+            FloatType::F32 => f32::EPSILON as f64,
+        }
+    }
+}
+
+/// The most random permutations one check draws.
+pub const MAX_SAMPLES: usize = 100_000;
+
+/// Which permutations a check runs over.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PermChoice {
+    /// One given permutation.
+    Given(Permutation),
+    /// All n! permutations (n ≤ 8).
+    Exhaustive,
+    /// K uniformly random non-identity permutations from a ChaCha8 stream with this seed.
+    Samples {
+        /// How many.
+        k: usize,
+        /// Seed of the permutation stream.
+        seed: u64,
+    },
+}
+
+impl PermChoice {
+    /// The permutations for a sequence of length `n`.
+    ///
+    /// # Errors
+    /// Wrong length, exhaustive with n > 8, random with n < 2 or k = 0.
+    pub fn permutations(&self, n: usize) -> Result<Vec<Permutation>> {
+        match self {
+            PermChoice::Given(p) if p.len() != n => Err(Error::invalid(
+                "--perm",
+                p,
+                format!(
+                    "a permutation of 0..{} (length {n}, the sequence length)",
+                    n.saturating_sub(1)
+                ),
+            )),
+            PermChoice::Given(p) => Ok(vec![p.clone()]),
+            PermChoice::Exhaustive => Permutation::all(n),
+            PermChoice::Samples { k: 0, .. } => {
+                Err(Error::invalid("--samples", 0, format!("1..={MAX_SAMPLES}")))
+            }
+            PermChoice::Samples { k, .. } if *k > MAX_SAMPLES => {
+                Err(Error::invalid("--samples", k, format!("1..={MAX_SAMPLES}")))
+            }
+            PermChoice::Samples { k, seed } => {
+                // When k covers every non-identity permutation, check each once instead of
+                // drawing repeats (n = 2 has only one).
+                if (2..=8).contains(&n) && (1..=n).product::<usize>() - 1 <= *k {
+                    return Ok(Permutation::all(n)?
+                        .into_iter()
+                        .filter(|p| !p.is_identity())
+                        .collect());
+                }
+                Permutation::random(n, *k, *seed, true)
+            }
+        }
+    }
+
+    /// The default: every permutation for n ≤ 6 (at most 720), else 100 random ones (20 for
+    /// n > 256, where one forward pass is no longer instant).
+    pub fn default_for(n: usize, seed: u64) -> Self {
+        match n {
+            0..=6 => PermChoice::Exhaustive,
+            7..=256 => PermChoice::Samples { k: 100, seed },
+            _ => PermChoice::Samples { k: 20, seed },
+        }
+    }
+}
+
+/// A negative or positive control run beside a check.
+#[derive(Debug, Clone, Serialize)]
+pub struct Control {
+    /// What the control is.
+    pub name: String,
+    /// What it must show.
+    pub expectation: String,
+    /// Its measured error.
+    pub max_abs_error: f64,
+    /// Its margin (error / tolerance).
+    pub margin: f64,
+    /// Whether it showed what it must.
+    pub ok: bool,
+}
+
+/// Is the measured error round-off or structure? The same check in f32 and f64: round-off falls
+/// by about eps32/eps64 ≈ 5.4e8 from f32 to f64; a structural asymmetry does not fall.
+#[derive(Debug, Clone, Serialize)]
+pub struct Diagnosis {
+    /// max abs error of the check in f32.
+    pub f32_error: f64,
+    /// max abs error of the check in f64.
+    pub f64_error: f64,
+    /// f32_error / f64_error (∞ when the f64 error is exactly 0).
+    pub ratio: f64,
+    /// eps32 / eps64, the ratio round-off would show.
+    pub eps_ratio: f64,
+    /// `"round-off"`, `"structural"` or `"exact"` (both errors 0).
+    pub conclusion: String,
+    /// One sentence saying why.
+    pub explanation: String,
+}
+
+/// The result of a symmetry experiment.
+#[derive(Debug, Clone, Serialize)]
+pub struct SymmetryResult {
+    /// The main check, in the requested dtype.
+    pub report: CheckReport,
+    /// The weight form `A(ΠH) = Π A(H) Πᵀ` (bare attention layers with no readout).
+    pub weight_form: Option<CheckReport>,
+    /// Positive control (identity permutation: error exactly 0) and negative control (the same
+    /// check on a deliberately broken layer: must break).
+    pub controls: Vec<Control>,
+    /// Round-off or structure.
+    pub diagnosis: Diagnosis,
+}
+
+fn check_in<T: Real>(
+    spec: &LayerSpec,
+    inputs: &Inputs,
+    perms: &[Permutation],
+) -> Result<CheckReport> {
+    let f = spec.build::<T>(inputs)?;
+    let h = inputs.x.mapv(T::from_f64);
+    let f = |x: ArrayView2<T>| f(x);
+    match spec.readout {
+        Readout::None => check_equivariance(f, h.view(), perms),
+        _ => check_invariance(f, h.view(), perms),
+    }
+}
+
+fn weight_form_in<T: Real>(
+    spec: &LayerSpec,
+    inputs: &Inputs,
+    perms: &[Permutation],
+) -> Result<CheckReport> {
+    let h = inputs.x.mapv(T::from_f64);
+    let mut worst: Option<CheckReport> = None;
+    for head in 0..inputs.heads {
+        let w = spec.weights_fn::<T>(inputs, head)?;
+        let r = check_weight_equivariance(|x: ArrayView2<T>| w(x), h.view(), perms)?;
+        if worst.as_ref().is_none_or(|b| r.margin > b.margin) {
+            worst = Some(r);
+        }
+    }
+    Ok(worst.expect("at least one head"))
+}
+
+/// Dispatches a check to the requested float type.
+///
+/// # Errors
+/// See [`LayerSpec::build`].
+pub fn check(
+    spec: &LayerSpec,
+    inputs: &Inputs,
+    perms: &[Permutation],
+    dtype: FloatType,
+) -> Result<CheckReport> {
+    match dtype {
+        FloatType::F64 => check_in::<f64>(spec, inputs, perms),
+        FloatType::F32 => check_in::<f32>(spec, inputs, perms),
+    }
+}
+
+/// Runs the check of `spec` over `perms` in `dtype`, with controls and the dtype diagnosis.
+///
+/// # Errors
+/// See [`LayerSpec::build`] and [`PermChoice::permutations`].
+pub fn symmetry(
+    spec: &LayerSpec,
+    inputs: &Inputs,
+    perms: &[Permutation],
+    dtype: FloatType,
+) -> Result<SymmetryResult> {
+    let report = check(spec, inputs, perms, dtype)?;
+    let weight_form = if spec.kind == LayerKind::Attention && spec.readout == Readout::None {
+        Some(match dtype {
+            FloatType::F64 => weight_form_in::<f64>(spec, inputs, perms)?,
+            FloatType::F32 => weight_form_in::<f32>(spec, inputs, perms)?,
+        })
+    } else {
+        None
+    };
+    let n = inputs.x.nrows();
+    let mut controls = Vec::new();
+    let id = check(spec, inputs, &[Permutation::identity(n)], dtype)?;
+    controls.push(Control {
+        name: "identity permutation".into(),
+        expectation: "error exactly 0 (same input, same arithmetic)".into(),
+        max_abs_error: id.max_abs_error,
+        margin: id.margin,
+        ok: id.max_abs_error == 0.0,
+    });
+    if n >= 2 {
+        let broken = LayerSpec {
+            kind: LayerKind::Attention,
+            pos: PosKind::Index,
+            mask: Mask::None,
+            readout: spec.readout,
+            index_scale: 1.0,
+            ..*spec
+        };
+        let non_id: Vec<Permutation> = perms.iter().filter(|p| !p.is_identity()).cloned().collect();
+        let use_perms = if non_id.is_empty() {
+            Permutation::random(n, 1, 1, true)?
+        } else {
+            non_id
+        };
+        let b = check(&broken, inputs, &use_perms, dtype)?;
+        controls.push(Control {
+            name: "broken layer (attention + index signal p·1.0)".into(),
+            expectation: "must break (margin > 1)".into(),
+            max_abs_error: b.max_abs_error,
+            margin: b.margin,
+            ok: !b.holds,
+        });
+    }
+    let (e32, e64) = match dtype {
+        FloatType::F32 => (
+            report.max_abs_error,
+            check(spec, inputs, perms, FloatType::F64)?.max_abs_error,
+        ),
+        FloatType::F64 => (
+            check(spec, inputs, perms, FloatType::F32)?.max_abs_error,
+            report.max_abs_error,
+        ),
+    };
+    let eps_ratio = FloatType::F32.eps() / FloatType::F64.eps();
+    let ratio = if e64 == 0.0 { f64::INFINITY } else { e32 / e64 };
+    let tol64 = check(spec, inputs, &perms[..1], FloatType::F64)?.tolerance;
+    let (conclusion, explanation) = if e32 == 0.0 && e64 == 0.0 {
+        ("exact", "both precisions give identical results: the transformation reorders no arithmetic at all".to_string())
+    } else if e64 > tol64 * 1e3 && ratio < 1e3 {
+        ("structural", format!("the error barely changes from f32 to f64 (ratio {ratio:.3e}, round-off would give ≈{eps_ratio:.2e}): the layer is not symmetric"))
+    } else {
+        ("round-off", format!("the error falls from f32 to f64 by {ratio:.3e} (eps ratio {eps_ratio:.2e}; ∞ when f64 is exact): it is floating-point round-off, not structure"))
+    };
+    Ok(SymmetryResult {
+        report,
+        weight_form,
+        controls,
+        diagnosis: Diagnosis {
+            f32_error: e32,
+            f64_error: e64,
+            ratio,
+            eps_ratio,
+            conclusion: conclusion.into(),
+            explanation,
+        },
+    })
+}

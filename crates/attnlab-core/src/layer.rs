@@ -1,0 +1,548 @@
+//! Experiment set-up: the inputs and weights of a run, and the layer under test assembled from
+//! named parts (attention or RNN; positions; mask; heads; readout).
+//!
+//! Draw order (the course program's order, so `--rng numpy --seed 0 --n 4 --dim 4` reproduces
+//! it exactly): `Wq`, `Wk`, `Wv` (each d × d), then `X` (n × d), then — only when needed — `Wo`
+//! (d × d, for more than one head), then the RNN's `Wx`, `Wh` (d × d, scaled by 1/√d so the
+//! tanh is not saturated; `b = 0`). Blocks loaded from a file replace the drawn matrices of the
+//! same name; the draws still happen, so the stream position never depends on which blocks
+//! were given.
+
+use ndarray::{Array1, Array2, ArrayView2};
+use serde::Serialize;
+
+use crate::attention::{mean_readout, row_readout, Attention, Mask};
+use crate::blocks::Blocks;
+use crate::embedding::Embedding;
+use crate::position::additive::Additive;
+use crate::position::frequencies::RotaryFrequencies;
+use crate::position::rotary::{Layout, Rotary};
+use crate::recurrent::Elman;
+use crate::rng::RngKind;
+use crate::tokenizer::Vocabulary;
+use crate::{Error, Real, Result};
+
+/// Largest sequence length accepted: a 4096² f64 score matrix is 128 MiB, and a check keeps a
+/// handful of them alive at once.
+pub const MAX_TOKENS: usize = 4_096;
+/// Largest model width accepted.
+pub const MAX_DIM: usize = 4_096;
+
+/// How the inputs of a run are obtained.
+#[derive(Debug, Clone)]
+pub struct InputSpec {
+    /// Sequence length when drawing `X` (default 4, the course program's).
+    pub n: Option<usize>,
+    /// Model width d when drawing (default 4; with `--text` it is the embedding's width).
+    pub dim: Option<usize>,
+    /// Text to tokenize and embed instead of drawing `X`.
+    pub text: Option<String>,
+    /// Number of heads (1 = the course's single head, no output projection).
+    pub heads: usize,
+    /// Seed of the generator.
+    pub seed: u64,
+    /// Which generator.
+    pub rng: RngKind,
+    /// Fixed blocks that replace drawn ones.
+    pub blocks: Option<Blocks>,
+}
+
+impl Default for InputSpec {
+    fn default() -> Self {
+        InputSpec {
+            n: None,
+            dim: None,
+            text: None,
+            heads: 1,
+            seed: 0,
+            rng: RngKind::Std,
+            blocks: None,
+        }
+    }
+}
+
+/// The matrices of one run, in `f64` (cast to the layer's dtype when a layer is built).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inputs {
+    /// The input rows (n × d).
+    pub x: Array2<f64>,
+    /// Query projection.
+    pub wq: Array2<f64>,
+    /// Key projection.
+    pub wk: Array2<f64>,
+    /// Value projection.
+    pub wv: Array2<f64>,
+    /// Output projection (only with several heads).
+    pub wo: Option<Array2<f64>>,
+    /// RNN input weights.
+    pub wx: Array2<f64>,
+    /// RNN recurrent weights.
+    pub wh: Array2<f64>,
+    /// The tokens, when the input came from text.
+    pub tokens: Option<Vec<String>>,
+    /// The embedding table used for text input.
+    pub embedding: Option<Array2<f64>>,
+    /// Number of attention heads.
+    pub heads: usize,
+}
+
+impl InputSpec {
+    /// Draws and loads the inputs.
+    ///
+    /// # Errors
+    /// n or d of 0, a text/blocks/--dim/--n conflict, unknown tokens, a heads count that does not
+    /// divide d, or a block of the wrong shape.
+    pub fn build(&self) -> Result<Inputs> {
+        let blocks = self.blocks.clone().unwrap_or_default();
+        // The input and its width.
+        let mut tokens = None;
+        let mut embedding = None;
+        let fixed_x: Option<Array2<f64>> = if let Some(text) = &self.text {
+            let table = match blocks.get("E") {
+                Some(e) => Embedding::new(e.clone())?,
+                None => Embedding::example(),
+            };
+            let vocab = Vocabulary::for_table(blocks.vocab.as_deref(), table.vocab())?;
+            let ids = vocab.encode(text)?;
+            tokens = Some(ids.iter().map(|&i| vocab.tokens()[i].clone()).collect());
+            embedding = Some(table.table().to_owned());
+            Some(table.lookup(&ids)?)
+        } else {
+            blocks.get("X").cloned()
+        };
+        let d = match (&fixed_x, self.dim) {
+            (Some(x), Some(d)) if x.ncols() != d => {
+                let src = if self.text.is_some() {
+                    "the embedding table"
+                } else {
+                    "block X"
+                };
+                return Err(Error::shape(
+                    "--dim",
+                    format!("{} (the width of {src})", x.ncols()),
+                    d.to_string(),
+                ));
+            }
+            (Some(x), _) => x.ncols(),
+            (None, Some(d)) => d,
+            (None, None) => blocks.get("Wq").map_or(4, |w| w.nrows()),
+        };
+        if d == 0 {
+            return Err(Error::invalid("--dim", 0, "at least 1"));
+        }
+        let n = match (&fixed_x, self.n) {
+            (Some(x), Some(n)) if x.nrows() != n => {
+                let src = if self.text.is_some() {
+                    "the number of tokens in --text"
+                } else {
+                    "the rows of block X"
+                };
+                return Err(Error::shape(
+                    "--n",
+                    format!("{} ({src})", x.nrows()),
+                    n.to_string(),
+                ));
+            }
+            (Some(x), _) => x.nrows(),
+            (None, Some(n)) => n,
+            (None, None) => 4,
+        };
+        if n == 0 {
+            return Err(Error::invalid("--n", 0, "at least 1 token"));
+        }
+        // The n × n score matrix and the d × d projections must fit in memory comfortably.
+        if n > MAX_TOKENS {
+            return Err(Error::invalid(
+                "--n",
+                n,
+                format!(
+                    "at most {MAX_TOKENS} tokens (the n×n score matrix would not fit in memory)"
+                ),
+            ));
+        }
+        if d > MAX_DIM {
+            return Err(Error::invalid("--dim", d, format!("at most {MAX_DIM}")));
+        }
+        if self.heads == 0 || d % self.heads != 0 {
+            return Err(Error::invalid(
+                "--heads",
+                self.heads,
+                format!("a divisor of the width d = {d}"),
+            ));
+        }
+        let mut g = self.rng.generator(self.seed)?;
+        let take =
+            |name: &str, rows: usize, cols: usize, drawn: Array2<f64>| -> Result<Array2<f64>> {
+                match blocks.get(name) {
+                    Some(b) if b.dim() != (rows, cols) => Err(Error::shape(
+                        format!("block {name}"),
+                        format!("{rows}×{cols}"),
+                        format!("{}×{}", b.nrows(), b.ncols()),
+                    )),
+                    Some(b) => Ok(b.clone()),
+                    None => Ok(drawn),
+                }
+            };
+        let wq = g.randn(d, d);
+        let wk = g.randn(d, d);
+        let wv = g.randn(d, d);
+        let (wq, wk, wv) = (
+            take("Wq", d, d, wq)?,
+            take("Wk", d, d, wk)?,
+            take("Wv", d, d, wv)?,
+        );
+        let x = match fixed_x {
+            Some(x) => x,
+            None => g.randn(n, d),
+        };
+        let wo = if self.heads > 1 || blocks.get("Wo").is_some() {
+            let drawn = g.randn(d, d);
+            Some(take("Wo", d, d, drawn)?)
+        } else {
+            None
+        };
+        let s = 1.0 / (d as f64).sqrt();
+        let wx = g.randn(d, d).mapv(|v| v * s);
+        let wh = g.randn(d, d).mapv(|v| v * s);
+        Ok(Inputs {
+            x,
+            wq,
+            wk,
+            wv,
+            wo,
+            wx,
+            wh,
+            tokens,
+            embedding,
+            heads: self.heads,
+        })
+    }
+}
+
+crate::choice! {
+    /// Which layer is under test.
+    pub enum LayerKind("layer") {
+        /// Scaled dot-product self-attention.
+        Attention = "attention",
+        /// An Elman RNN (the contrast).
+        Rnn = "rnn",
+    }
+}
+
+crate::choice! {
+    /// Which positional information is added.
+    pub enum PosKind("pos") {
+        /// None: the bare layer.
+        None = "none",
+        /// The seed's crude signal: `p · scale` added to every component of row p.
+        Index = "index",
+        /// Sinusoidal encodings (Vaswani et al. 2017), base 10000.
+        Sinusoidal = "sinusoidal",
+        /// A fixed random table standing in for learned position embeddings.
+        Learned = "learned",
+        /// Rotary position embeddings on queries and keys (half-split layout, base 10000).
+        Rope = "rope",
+    }
+}
+
+/// How the layer's output is read out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Readout {
+    /// The whole n × d output.
+    None,
+    /// The mean over positions (order-blind).
+    Mean,
+    /// Row i (selects a position).
+    Row(usize),
+}
+
+impl Readout {
+    /// Parses `none`, `mean` or `row:I`.
+    ///
+    /// # Errors
+    /// Anything else.
+    pub fn parse(s: &str) -> Result<Readout> {
+        match s.trim() {
+            "none" => Ok(Readout::None),
+            "mean" => Ok(Readout::Mean),
+            other => other
+                .strip_prefix("row:")
+                .and_then(|i| i.parse().ok())
+                .map(Readout::Row)
+                .ok_or_else(|| {
+                    Error::invalid(
+                        "readout",
+                        format!("{s:?}"),
+                        "none, mean or row:I (e.g. row:0)",
+                    )
+                }),
+        }
+    }
+
+    /// The name as the CLI spells it.
+    pub fn name(self) -> String {
+        match self {
+            Readout::None => "none".into(),
+            Readout::Mean => "mean".into(),
+            Readout::Row(i) => format!("row:{i}"),
+        }
+    }
+}
+
+/// The layer under test, assembled from parts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayerSpec {
+    /// Attention or RNN.
+    pub kind: LayerKind,
+    /// Positional information.
+    pub pos: PosKind,
+    /// Mask (attention only).
+    pub mask: Mask,
+    /// Readout applied to the output.
+    pub readout: Readout,
+    /// Scale of the index signal (`p · scale`).
+    pub index_scale: f64,
+    /// Base of sinusoidal and rotary encodings.
+    pub base: f64,
+}
+
+impl Default for LayerSpec {
+    fn default() -> Self {
+        LayerSpec {
+            kind: LayerKind::Attention,
+            pos: PosKind::None,
+            mask: Mask::None,
+            readout: Readout::None,
+            index_scale: 0.1,
+            base: 10000.0,
+        }
+    }
+}
+
+/// A layer as a function of its input.
+pub type LayerFn<'a, T> = Box<dyn Fn(ArrayView2<T>) -> Result<Array2<T>> + 'a>;
+
+fn cast<T: Real>(a: &Array2<f64>) -> Array2<T> {
+    a.mapv(T::from_f64)
+}
+
+impl LayerSpec {
+    /// The positional matrix added to the input, if any (n × d).
+    fn additive(&self, n: usize, d: usize) -> Result<Option<Array2<f64>>> {
+        let add = match self.pos {
+            PosKind::Index => Additive::Index {
+                scale: self.index_scale,
+            },
+            PosKind::Sinusoidal => Additive::Sinusoidal { base: self.base },
+            PosKind::Learned => Additive::Learned {
+                seed: 0x5EED,
+                sigma: 1.0,
+            },
+            PosKind::None | PosKind::Rope => return Ok(None),
+        };
+        add.matrix(n, d).map(Some)
+    }
+
+    /// The attention layer (in dtype `T`) this spec describes.
+    ///
+    /// # Errors
+    /// Shapes that do not fit.
+    pub fn attention<T: Real>(&self, inputs: &Inputs) -> Result<Attention<T>> {
+        Attention::multi_head(
+            cast(&inputs.wq),
+            cast(&inputs.wk),
+            cast(&inputs.wv),
+            inputs.wo.as_ref().map(cast),
+            inputs.heads,
+            self.mask,
+        )
+    }
+
+    fn head_dim(&self, inputs: &Inputs) -> usize {
+        inputs.wq.ncols() / inputs.heads
+    }
+
+    /// The rotary map applied to each head's queries and keys (positions 0..n): half-split
+    /// layout (Hugging Face Llama's `rotate_half`), ω_k = base^(−2k/d_head).
+    fn rope(&self, head_dim: usize) -> Result<Rotary> {
+        let freqs = RotaryFrequencies::from_base(self.base, head_dim).map_err(|_| {
+            Error::invalid(
+                "--pos rope head dimension",
+                head_dim,
+                "an even number ≥ 2 (each rotary plane rotates a pair of coordinates)",
+            )
+        })?;
+        Ok(Rotary::from_frequencies(&freqs, Layout::HalfSplit))
+    }
+
+    /// The attention weights of head `head` as a function of `H` (positions and mask applied).
+    ///
+    /// # Errors
+    /// Not an attention layer, or shapes that do not fit.
+    pub fn weights_fn<'a, T: Real>(
+        &'a self,
+        inputs: &'a Inputs,
+        head: usize,
+    ) -> Result<LayerFn<'a, T>> {
+        if self.kind != LayerKind::Attention {
+            return Err(Error::invalid(
+                "layer",
+                "rnn",
+                "an attention layer (only attention has a weight matrix)",
+            ));
+        }
+        let layer = self.attention::<T>(inputs)?;
+        let n = inputs.x.nrows();
+        let pos = self.additive(n, inputs.x.ncols())?.map(|p| cast::<T>(&p));
+        let rope = if self.pos == PosKind::Rope {
+            Some(self.rope(self.head_dim(inputs))?)
+        } else {
+            None
+        };
+        Ok(Box::new(move |h: ArrayView2<T>| {
+            let h = match &pos {
+                Some(p) => &h + p,
+                None => h.to_owned(),
+            };
+            let out = match &rope {
+                Some(r) => {
+                    let positions: Vec<i64> = (0..h.nrows() as i64).collect();
+                    layer.forward_with(h.view(), &|x: ArrayView2<T>| r.apply(x, &positions))?
+                }
+                None => layer.forward(h.view())?,
+            };
+            Ok(out.weights[head].clone())
+        }))
+    }
+
+    /// The full layer (positions, layer, readout) in dtype `T` as a function of `H`.
+    ///
+    /// # Errors
+    /// Shapes that do not fit, or a readout row outside the sequence.
+    pub fn build<'a, T: Real>(&'a self, inputs: &'a Inputs) -> Result<LayerFn<'a, T>> {
+        let (n, d) = inputs.x.dim();
+        if let Readout::Row(i) = self.readout {
+            if i >= n {
+                return Err(Error::invalid(
+                    "readout row",
+                    i,
+                    format!("0..{n} (the sequence length)"),
+                ));
+            }
+        }
+        let pos = self.additive(n, d)?.map(|p| cast::<T>(&p));
+        let readout = self.readout;
+        let core: LayerFn<'a, T> = match self.kind {
+            LayerKind::Attention => {
+                let layer = self.attention::<T>(inputs)?;
+                let rope = if self.pos == PosKind::Rope {
+                    Some(self.rope(self.head_dim(inputs))?)
+                } else {
+                    None
+                };
+                Box::new(move |h: ArrayView2<T>| match &rope {
+                    Some(r) => {
+                        let positions: Vec<i64> = (0..h.nrows() as i64).collect();
+                        Ok(layer
+                            .forward_with(h, &|x: ArrayView2<T>| r.apply(x, &positions))?
+                            .output)
+                    }
+                    None => Ok(layer.forward(h)?.output),
+                })
+            }
+            LayerKind::Rnn => {
+                if self.pos == PosKind::Rope {
+                    return Err(Error::invalid("--pos", "rope", "none, index, sinusoidal or learned for an RNN (rotary encodings act on attention's queries and keys)"));
+                }
+                if self.mask != Mask::None {
+                    return Err(Error::invalid(
+                        "--mask",
+                        self.mask.name(),
+                        "none for an RNN (masks act on attention scores)",
+                    ));
+                }
+                if inputs.heads != 1 {
+                    return Err(Error::invalid(
+                        "--heads",
+                        inputs.heads,
+                        "1 for an RNN (heads belong to attention)",
+                    ));
+                }
+                let rnn = Elman::new(cast(&inputs.wx), cast(&inputs.wh), Array1::zeros(d))?;
+                Box::new(move |h: ArrayView2<T>| rnn.forward(h))
+            }
+        };
+        Ok(Box::new(move |h: ArrayView2<T>| {
+            let out = match &pos {
+                Some(p) => {
+                    if h.dim() != p.dim() {
+                        return Err(Error::shape(
+                            "positional matrix",
+                            format!("{:?}", p.dim()),
+                            format!("{:?}", h.dim()),
+                        ));
+                    }
+                    core((&h + p).view())?
+                }
+                None => core(h)?,
+            };
+            match readout {
+                Readout::None => Ok(out),
+                Readout::Mean => Ok(mean_readout(out.view())),
+                Readout::Row(i) => row_readout(out.view(), i),
+            }
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rope_rotates_queries_and_keys_but_never_values() {
+        let inputs = InputSpec {
+            n: Some(5),
+            dim: Some(4),
+            seed: 3,
+            ..InputSpec::default()
+        }
+        .build()
+        .unwrap();
+        let spec = LayerSpec {
+            pos: PosKind::Rope,
+            ..LayerSpec::default()
+        };
+        let out = spec.build::<f64>(&inputs).unwrap()(inputs.x.view()).unwrap();
+        let weights = spec.weights_fn::<f64>(&inputs, 0).unwrap()(inputs.x.view()).unwrap();
+        // The output is the RoPE weights times the *unrotated* values V = X·Wv: same GEMM on
+        // the same operands, so bit-identical.
+        let v = inputs.x.dot(&inputs.wv);
+        assert_eq!(out, weights.dot(&v));
+        // And the weights did change: rotation is not a no-op on the scores.
+        let bare =
+            LayerSpec::default().weights_fn::<f64>(&inputs, 0).unwrap()(inputs.x.view()).unwrap();
+        let diff = (&weights - &bare)
+            .iter()
+            .fold(0.0f64, |m, x| m.max(x.abs()));
+        assert!(diff > 1e-3, "{diff}");
+    }
+
+    #[test]
+    fn numpy_draw_order_is_wq_wk_wv_then_x() {
+        use crate::rng::{Gaussian, NumpyLegacy};
+        let inputs = InputSpec {
+            rng: RngKind::Numpy,
+            seed: 0,
+            ..InputSpec::default()
+        }
+        .build()
+        .unwrap();
+        let mut g = NumpyLegacy::new(0);
+        assert_eq!(inputs.wq, g.randn(4, 4));
+        assert_eq!(inputs.wk, g.randn(4, 4));
+        assert_eq!(inputs.wv, g.randn(4, 4));
+        assert_eq!(inputs.x, g.randn(4, 4));
+    }
+}

@@ -1,0 +1,47 @@
+//! # attnlab — what attention layers and positional encodings actually compute
+//!
+//! A map from the course's concepts to this crate's modules:
+//!
+//! | concept (course notes) | module |
+//! |---|---|
+//! | seeded inputs that match numpy's `np.random.seed` + `randn` | [`rng`] |
+//! | text → integer labels (a specified splitting rule) | [`tokenizer`] |
+//! | one-hot vectors, the embedding table, lookup, basis changes | [`embedding`] |
+//! | scaled dot-product attention, masks, heads | [`attention`] |
+//! | the RNN contrast | [`recurrent`] |
+//! | breaking the symmetry: additive and rotary positions, frequency sets | [`position`] |
+//! | permutations and the equivariance / invariance checker | [`symmetry`] |
+//! | periods, resolution, decay and precision of rotary frequency sets | [`spectrum`] |
+//! | Hugging Face `config.json` → rotary configuration | [`config`] |
+//! | the layer under test, assembled from parts; experiments with controls | [`layer`], [`experiment`] |
+//! | the claims ledger of both course documents | [`claims`] |
+//! | the practical session's products | [`lab`] |
+//! | the prediction-first practical | [`session`] |
+//! | the complete two-token prediction | [`predict`] |
+//! | fixed blocks (`E`, `Wq`, `Wk`, `Wv`, `Wo`, `X`) from files | [`blocks`] |
+//! | floating-point types and emulated precisions | [`numeric`] |
+//!
+//! The library knows nothing about terminals; the `attnlab` binary renders what it returns.
+
+pub mod attention;
+pub mod blocks;
+pub mod choice;
+pub mod claims;
+pub mod config;
+pub mod embedding;
+pub mod error;
+pub mod experiment;
+pub mod lab;
+pub mod layer;
+pub mod numeric;
+pub mod position;
+pub mod predict;
+pub mod recurrent;
+pub mod rng;
+pub mod session;
+pub mod spectrum;
+pub mod symmetry;
+pub mod tokenizer;
+
+pub use error::{Error, Result};
+pub use numeric::{Dtype, Real};

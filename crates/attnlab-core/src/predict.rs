@@ -1,0 +1,302 @@
+//! The complete two-token prediction (seed 002, "Use nn-llm-start-here for the complete two-token
+//! prediction"): text → labels → embeddings → causal single-head attention → last-row readout →
+//! unembedding → softmax over the vocabulary → the predicted next token.
+//!
+//! Every intermediate matrix is returned, so each step can be printed and checked by hand.
+//!
+//! # The computation
+//!
+//! For labels `ids` and an embedding table `E` (vocab × d):
+//!
+//! * `H = E[ids]` (n × d), the stacked rows ([`Embedding::lookup`]);
+//! * `Q = H·Wq`, `K = H·Wk`, `V = H·Wv`;
+//! * `scores = Q·Kᵀ/√d_k` with the causal mask (entries `j > i` are −∞, shown as `None`);
+//! * `weights = softmax_row(scores)` and `output = weights·V` — computed by
+//!   [`Attention::forward`] with [`Mask::Causal`], the library's one attention implementation;
+//! * `readout = output[n−1]` (1 × d_v), the last position's row ([`row_readout`]);
+//! * `logits = readout·U` (1 × vocab) and `probabilities = softmax(logits)`;
+//! * `prediction` = the token with the largest probability (the first one on a tie).
+//!
+//! # Defaults (documented for the README)
+//!
+//! * `E`: the course table for the vocabulary `(A, B, .)`, `E = [[1, 0], [0, 1], [1/2, 1/2]]`
+//!   ([`Embedding::example`]); a `--blocks` file may give its own `E` and `"vocab"`.
+//! * `Wq = Wk = Wv = I_d` (identity projections), so that every number can be derived by hand:
+//!   for `"A B"`, `H = I₂`, `scores = I₂/√2` (upper entry masked), the weights are
+//!   `[[1, 0], [σ(−1/√2), σ(1/√2)]]` with `σ(x) = 1/(1 + e^(−x))`, and the readout is the second
+//!   weight row.
+//! * `U = Eᵀ` (tied embeddings: `logits = h_last · Eᵀ`, the dot product of the readout with each
+//!   token's embedding); a block named `U` (d_v × vocab) replaces it.
+
+use ndarray::{Array2, Axis};
+use serde::Serialize;
+
+use crate::attention::{row_readout, softmax_rows, Attention, Mask};
+use crate::blocks::Blocks;
+use crate::embedding::Embedding;
+use crate::tokenizer::Vocabulary;
+use crate::{Error, Result};
+
+/// Every intermediate of one prediction (all `f64`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Prediction {
+    /// The vocabulary, in label order.
+    pub vocab: Vec<String>,
+    /// The tokens of the text.
+    pub tokens: Vec<String>,
+    /// Their labels.
+    pub ids: Vec<usize>,
+    /// The embedding table used (vocab × d).
+    #[serde(rename = "E", serialize_with = "ser_matrix")]
+    pub e: Array2<f64>,
+    /// The stacked embeddings (n × d).
+    #[serde(rename = "H", serialize_with = "ser_matrix")]
+    pub h: Array2<f64>,
+    /// Query projection (d × d_k).
+    #[serde(rename = "Wq", serialize_with = "ser_matrix")]
+    pub wq: Array2<f64>,
+    /// Key projection (d × d_k).
+    #[serde(rename = "Wk", serialize_with = "ser_matrix")]
+    pub wk: Array2<f64>,
+    /// Value projection (d × d_v).
+    #[serde(rename = "Wv", serialize_with = "ser_matrix")]
+    pub wv: Array2<f64>,
+    /// Unembedding (d_v × vocab).
+    #[serde(rename = "U", serialize_with = "ser_matrix")]
+    pub u: Array2<f64>,
+    /// Where each projection and the unembedding came from (`"default: identity"`, `"blocks"`…).
+    pub sources: std::collections::BTreeMap<String, String>,
+    /// `Q = H·Wq`.
+    #[serde(rename = "Q", serialize_with = "ser_matrix")]
+    pub q: Array2<f64>,
+    /// `K = H·Wk`.
+    #[serde(rename = "K", serialize_with = "ser_matrix")]
+    pub k: Array2<f64>,
+    /// `V = H·Wv`.
+    #[serde(rename = "V", serialize_with = "ser_matrix")]
+    pub v: Array2<f64>,
+    /// `Q·Kᵀ/√d_k` with the causal mask: `None` (−∞) above the diagonal.
+    pub scores: Vec<Vec<Option<f64>>>,
+    /// The causal attention weights (n × n, row-stochastic, zero above the diagonal).
+    #[serde(serialize_with = "ser_matrix")]
+    pub weights: Array2<f64>,
+    /// `weights·V` (n × d_v).
+    #[serde(serialize_with = "ser_matrix")]
+    pub output: Array2<f64>,
+    /// The last row of the output (d_v values).
+    pub readout: Vec<f64>,
+    /// `readout·U` (vocab values).
+    pub logits: Vec<f64>,
+    /// `softmax(logits)` (vocab values, summing to 1).
+    pub probabilities: Vec<f64>,
+    /// The most probable next token.
+    pub prediction: String,
+    /// Its label.
+    pub prediction_id: usize,
+}
+
+fn ser_matrix<S: serde::Serializer>(a: &Array2<f64>, s: S) -> std::result::Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(a.nrows()))?;
+    for row in a.rows() {
+        seq.serialize_element(&row.to_vec())?;
+    }
+    seq.end()
+}
+
+/// The vocabulary a table is read with (see [`Vocabulary::for_table`]).
+fn vocabulary(blocks: Option<&Blocks>, table: &Embedding) -> Result<Vocabulary> {
+    Vocabulary::for_table(blocks.and_then(|b| b.vocab.as_deref()), table.vocab())
+}
+
+/// Runs the complete prediction for `text` (see the module docs for the math and the defaults).
+///
+/// ```
+/// use attnlab_core::predict::predict;
+/// let p = predict("A B", None).unwrap();
+/// // H = I₂ and identity projections: the last weight row is (σ(−1/√2), σ(1/√2)).
+/// let s = 1.0 / (1.0 + (-1.0f64 / 2f64.sqrt()).exp());
+/// assert!((p.weights[[1, 1]] - s).abs() < 1e-15);
+/// assert_eq!(p.prediction, "B");
+/// ```
+///
+/// # Errors
+/// Unknown tokens, empty text, or blocks whose shapes do not fit (`Wq`, `Wk`: d × d_k; `Wv`:
+/// d × d_v; `U`: d_v × vocab; without `U`, d_v must equal d so that `Eᵀ` fits).
+pub fn predict(text: &str, blocks: Option<&Blocks>) -> Result<Prediction> {
+    let table = match blocks.and_then(|b| b.get("E")) {
+        Some(e) => Embedding::new(e.clone())?,
+        None => Embedding::example(),
+    };
+    let vocab = vocabulary(blocks, &table)?;
+    let ids = vocab.encode(text)?;
+    let tokens: Vec<String> = ids.iter().map(|&i| vocab.tokens()[i].clone()).collect();
+    let h = table.lookup(&ids)?;
+    let d = table.dim();
+    let mut sources = std::collections::BTreeMap::new();
+    let mut block = |name: &str, default: Array2<f64>, what: &str| -> Array2<f64> {
+        match blocks.and_then(|b| b.get(name)) {
+            Some(b) => {
+                sources.insert(name.to_string(), "blocks file".to_string());
+                b.clone()
+            }
+            None => {
+                sources.insert(name.to_string(), format!("default: {what}"));
+                default
+            }
+        }
+    };
+    let wq = block("Wq", Array2::eye(d), "identity");
+    let wk = block("Wk", Array2::eye(d), "identity");
+    let wv = block("Wv", Array2::eye(d), "identity");
+    let u = block("U", table.table().t().to_owned(), "Eᵀ (tied embeddings)");
+    let (dk, dv) = (wq.ncols(), wv.ncols());
+    if u.dim() != (dv, vocab.len()) {
+        return Err(Error::shape(
+            "unembedding U",
+            format!(
+                "{dv}×{} (Wv's columns × vocabulary size){}",
+                vocab.len(),
+                if sources["U"].starts_with("default") {
+                    "; without a U block, Wv must be d × d so that Eᵀ fits"
+                } else {
+                    ""
+                }
+            ),
+            format!("{}×{}", u.nrows(), u.ncols()),
+        ));
+    }
+    let layer = Attention::single(wq.clone(), wk.clone(), wv.clone(), Mask::Causal)?;
+    let out = layer.forward(h.view())?;
+    let weights = out.weights[0].clone();
+    // The intermediates the layer does not return, evaluated with the same operations it uses.
+    let q = h.dot(&wq);
+    let k = h.dot(&wk);
+    let v = h.dot(&wv);
+    let scale = (dk as f64).sqrt();
+    let raw = q.dot(&k.t()).mapv(|x| x / scale);
+    let scores = raw
+        .rows()
+        .into_iter()
+        .enumerate()
+        .map(|(i, row)| {
+            row.iter()
+                .enumerate()
+                .map(|(j, &x)| (j <= i).then_some(x))
+                .collect()
+        })
+        .collect();
+    let n = h.nrows();
+    let readout = row_readout(out.output.view(), n - 1)?;
+    let logits = readout.dot(&u);
+    let mut probs = logits.clone();
+    softmax_rows(&mut probs);
+    let probabilities = probs.index_axis(Axis(0), 0).to_vec();
+    let prediction_id =
+        probabilities.iter().enumerate().fold(
+            0,
+            |best, (i, &p)| if p > probabilities[best] { i } else { best },
+        );
+    Ok(Prediction {
+        vocab: vocab.tokens().to_vec(),
+        tokens,
+        ids,
+        e: table.table().to_owned(),
+        h,
+        wq,
+        wk,
+        wv,
+        u,
+        sources,
+        q,
+        k,
+        v,
+        scores,
+        weights,
+        output: out.output,
+        readout: readout.index_axis(Axis(0), 0).to_vec(),
+        logits: logits.index_axis(Axis(0), 0).to_vec(),
+        probabilities,
+        prediction: vocab.tokens()[prediction_id].clone(),
+        prediction_id,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sigmoid(x: f64) -> f64 {
+        1.0 / (1.0 + (-x).exp())
+    }
+
+    #[test]
+    fn a_b_with_identity_projections_is_hand_derivable() {
+        let p = predict("A B", None).unwrap();
+        assert_eq!(p.ids, vec![0, 1]);
+        assert_eq!(p.h, Array2::<f64>::eye(2));
+        // Q = K = V = H = I₂ exactly (products with one non-zero term each).
+        assert_eq!(p.q, Array2::<f64>::eye(2));
+        let r = 1.0 / 2f64.sqrt();
+        // scores = I/√2: the same single division the layer performs, so exact equality.
+        assert_eq!(
+            p.scores,
+            vec![vec![Some(r), None], vec![Some(0.0), Some(r)]]
+        );
+        // Row 0 sees only itself: weight exactly 1. Row 1 is softmax(0, 1/√2) =
+        // (σ(−1/√2), σ(1/√2)); the library evaluates exp(s − max)/Σ, a different but equivalent
+        // formula: a few roundings, so 4 ulp of 1 (≈ 9e-16).
+        assert_eq!(p.weights[[0, 0]], 1.0);
+        assert_eq!(p.weights[[0, 1]], 0.0);
+        assert!((p.weights[[1, 0]] - sigmoid(-r)).abs() < 4.0 * f64::EPSILON);
+        assert!((p.weights[[1, 1]] - sigmoid(r)).abs() < 4.0 * f64::EPSILON);
+        // V = I, so the output is the weight matrix and the readout its last row.
+        assert_eq!(p.output, p.weights);
+        assert_eq!(p.readout, p.weights.row(1).to_vec());
+        // logits = readout·Eᵀ = (w10, w11, (w10 + w11)/2); the third is 1/2 to round-off since
+        // the weights sum to 1 (2 ulp).
+        assert_eq!(p.logits[0], p.readout[0]);
+        assert_eq!(p.logits[1], p.readout[1]);
+        assert!((p.logits[2] - 0.5).abs() < 2.0 * f64::EPSILON);
+        // B has the largest logit (σ(1/√2) ≈ 0.67 > 1/2 > σ(−1/√2) ≈ 0.33).
+        assert_eq!(p.prediction, "B");
+        let z: f64 = p.logits.iter().map(|l| l.exp()).sum();
+        for (pr, l) in p.probabilities.iter().zip(&p.logits) {
+            // Softmax of three O(1) numbers: a few ulp.
+            assert!((pr - l.exp() / z).abs() < 8.0 * f64::EPSILON);
+        }
+    }
+
+    #[test]
+    fn b_a_reverses_the_readout_and_predicts_a() {
+        // H = [[0,1],[1,0]]: the last query is A, so the readout is (σ(1/√2), σ(−1/√2)).
+        let p = predict("B A", None).unwrap();
+        let r = 1.0 / 2f64.sqrt();
+        assert!((p.readout[0] - sigmoid(r)).abs() < 4.0 * f64::EPSILON);
+        assert_eq!(p.prediction, "A");
+    }
+
+    #[test]
+    fn scores_agree_with_the_layers_weights() {
+        let p = predict("A . B", None).unwrap();
+        let mut s =
+            Array2::from_shape_fn((3, 3), |(i, j)| p.scores[i][j].unwrap_or(f64::NEG_INFINITY));
+        softmax_rows(&mut s);
+        // The same operations in the same order as Attention::forward: identical.
+        assert_eq!(s, p.weights);
+    }
+
+    #[test]
+    fn blocks_replace_defaults_and_bad_shapes_are_errors() {
+        let mut b = Blocks::default();
+        b.arrays.insert("U".into(), Array2::from_elem((2, 3), 1.0));
+        let p = predict("A B", Some(&b)).unwrap();
+        // Equal logits: uniform probabilities, the first token wins the tie.
+        assert_eq!(p.prediction, "A");
+        assert_eq!(p.sources["U"], "blocks file");
+        b.arrays.insert("U".into(), Array2::from_elem((3, 3), 1.0));
+        assert!(predict("A B", Some(&b)).is_err());
+        assert!(predict("A C", None).is_err());
+        assert!(predict("", None).is_err());
+    }
+}

@@ -1,0 +1,494 @@
+//! The generic symmetry checker: equivariance `f(ΠH) = Π f(H)`, invariance `f(ΠH) = f(H)`, and
+//! the weight form `A(ΠH) = Π A(H) Πᵀ`, for any layer given as a function of `H`.
+//!
+//! Every check returns a [`CheckReport`], never a bare boolean: the largest absolute, relative
+//! and ULP differences, where they occurred, the tolerance and how it was derived, the margin
+//! `error / tolerance` and the verdict. Differences are taken in `f64` even for `f32` layers, so
+//! the test's own arithmetic adds nothing to what is measured.
+
+use ndarray::{Array2, ArrayView2};
+use serde::Serialize;
+
+use super::Permutation;
+use crate::{Error, Real, Result};
+
+/// Which property is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Property {
+    /// `f(ΠH) = Π f(H)`.
+    Equivariance,
+    /// `f(ΠH) = f(H)`.
+    Invariance,
+    /// `A(ΠH) = Π A(H) Πᵀ` for the attention weights.
+    WeightEquivariance,
+    /// Outputs at positions ≥ t are unchanged when the tokens before t are permuted (causal mask).
+    PrefixInvariance,
+    /// Outputs at positions < t are unchanged when the tokens at t or later change (causal mask).
+    FutureIndependence,
+}
+
+impl Property {
+    /// The equation checked, for reports.
+    pub fn equation(self) -> &'static str {
+        match self {
+            Property::Equivariance => "f(ΠH) = Π f(H)",
+            Property::Invariance => "f(ΠH) = f(H)",
+            Property::WeightEquivariance => "A(ΠH) = Π A(H) Πᵀ",
+            Property::PrefixInvariance => "f(Π_<t H)[t..] = f(H)[t..]",
+            Property::FutureIndependence => {
+                "f(H')[..t] = f(H)[..t] when H' differs from H only at rows ≥ t"
+            }
+        }
+    }
+}
+
+/// The tolerance a check uses, with its derivation:
+/// `value = k · eps(dtype) · (n + d) · scale`.
+///
+/// Why this form: the two sides of an equivariance check perform the same floating-point
+/// operations on the same numbers except that reductions (the softmax denominator over n
+/// entries, the weighted sum of n values, dot products of length d) may run in another order.
+/// Reordering a sum of m terms changes it by at most about m·eps times the sum of magnitudes
+/// (Higham, *Accuracy and Stability*, §4.2), so the error is bounded by a small multiple of
+/// `eps · (n + d)` relative to the output scale `max |f(H)|`. `k = 8` leaves room for the few
+/// roundings per term (product, addition, exp, division); anything structural exceeds it by
+/// orders of magnitude (see the margins of the deliberately broken layers in the tests).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Tolerance {
+    /// The absolute tolerance on any entry.
+    pub value: f64,
+    /// Safety factor k.
+    pub k: f64,
+    /// Machine epsilon of the layer's dtype.
+    pub eps: f64,
+    /// The growth term n + d.
+    pub growth: f64,
+    /// The output scale max |f(H)| (at least the smallest positive normal).
+    pub scale: f64,
+    /// The formula with its numbers, in words.
+    pub derivation: String,
+}
+
+impl Tolerance {
+    /// The default safety factor.
+    pub const K: f64 = 8.0;
+
+    /// `k · eps · (n + d) · scale` for a layer of dtype `T` on an n × d input.
+    pub fn for_layer<T: Real>(n: usize, d: usize, scale: f64) -> Self {
+        let eps = T::EPSILON.to_f64();
+        let scale = scale.max(f64::MIN_POSITIVE);
+        let growth = (n + d) as f64;
+        let value = Self::K * eps * growth * scale;
+        Tolerance {
+            value,
+            k: Self::K,
+            eps,
+            growth,
+            scale,
+            derivation: format!(
+                "k·eps·(n+d)·max|f(H)| = {}·{:.3e}·({}+{})·{:.3e} = {:.3e} (reordered sums of n and d terms, a few roundings each, relative to the output scale)",
+                Self::K,
+                eps,
+                n,
+                d,
+                scale,
+                value
+            ),
+        }
+    }
+}
+
+/// Where the largest difference occurred.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Worst {
+    /// The permutation (or transformation's permutation) that produced it.
+    pub perm: Vec<usize>,
+    /// Row of the compared arrays.
+    pub row: usize,
+    /// Column of the compared arrays.
+    pub col: usize,
+    /// The left-hand side's value there.
+    pub lhs: f64,
+    /// The right-hand side's value there.
+    pub rhs: f64,
+}
+
+/// The outcome of one check.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckReport {
+    /// The property.
+    pub property: Property,
+    /// The equation, in words.
+    pub equation: String,
+    /// Whether every compared entry is within the tolerance.
+    pub holds: bool,
+    /// `"holds"` or `"breaks"`.
+    pub verdict: String,
+    /// max |lhs − rhs| over all entries and transformations (in f64).
+    pub max_abs_error: f64,
+    /// max |lhs − rhs| / max |rhs| (normwise relative error of the worst transformation).
+    pub max_rel_error: f64,
+    /// Largest distance in units in the last place of the layer's dtype.
+    pub max_ulps: u64,
+    /// The absolute tolerance used.
+    pub tolerance: f64,
+    /// The tolerance with its derivation.
+    pub tolerance_detail: Tolerance,
+    /// `max_abs_error / tolerance`: < 1 holds; ≫ 1 means broken by design, not by round-off.
+    pub margin: f64,
+    /// How many transformations were compared.
+    pub permutations_checked: usize,
+    /// Where the largest difference occurred.
+    pub worst: Worst,
+    /// The layer's dtype.
+    pub dtype: String,
+}
+
+/// Entry-by-entry comparison of two arrays of the same shape, in `f64`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diff {
+    /// max |a − b|.
+    pub max_abs: f64,
+    /// Position of the max.
+    pub at: (usize, usize),
+    /// max |a − b| / max |b| (0 when both are zero).
+    pub rel: f64,
+    /// Largest ULP distance in the arrays' own type.
+    pub max_ulps: u64,
+    /// a − b, entry by entry.
+    pub difference: Array2<f64>,
+}
+
+/// Compares `a` and `b` entry by entry (differences taken in `f64`).
+///
+/// # Errors
+/// Different shapes.
+pub fn compare<T: Real>(a: ArrayView2<T>, b: ArrayView2<T>) -> Result<Diff> {
+    if a.dim() != b.dim() {
+        return Err(Error::shape(
+            "comparison",
+            format!("{:?}", b.dim()),
+            format!("{:?}", a.dim()),
+        ));
+    }
+    let difference = Array2::from_shape_fn(a.dim(), |ix| a[ix].to_f64() - b[ix].to_f64());
+    let mut max_abs = 0.0f64;
+    let mut at = (0, 0);
+    let mut max_ulps = 0u64;
+    let mut b_max = 0.0f64;
+    for ((ix, &d), (&x, &y)) in difference.indexed_iter().zip(a.iter().zip(b.iter())) {
+        let e = d.abs();
+        // NaN compares false: treat it as infinitely wrong.
+        if e > max_abs || (e.is_nan() && !max_abs.is_nan()) {
+            max_abs = if e.is_nan() { f64::INFINITY } else { e };
+            at = ix;
+        }
+        max_ulps = max_ulps.max(T::ulps_between(x, y));
+        b_max = b_max.max(y.to_f64().abs());
+    }
+    let rel = if max_abs == 0.0 {
+        0.0
+    } else {
+        max_abs / b_max.max(f64::MIN_POSITIVE)
+    };
+    Ok(Diff {
+        max_abs,
+        at,
+        rel,
+        max_ulps,
+        difference,
+    })
+}
+
+/// Accumulates the worst case over several transformations.
+struct Tracker {
+    max_abs: f64,
+    max_rel: f64,
+    max_ulps: u64,
+    worst: Worst,
+    count: usize,
+}
+
+impl Tracker {
+    fn new(n: usize) -> Self {
+        Tracker {
+            max_abs: -1.0,
+            max_rel: 0.0,
+            max_ulps: 0,
+            worst: Worst {
+                perm: (0..n).collect(),
+                row: 0,
+                col: 0,
+                lhs: 0.0,
+                rhs: 0.0,
+            },
+            count: 0,
+        }
+    }
+
+    fn add<T: Real>(
+        &mut self,
+        perm: &Permutation,
+        lhs: ArrayView2<T>,
+        rhs: ArrayView2<T>,
+        row_offset: usize,
+    ) -> Result<()> {
+        let d = compare(lhs, rhs)?;
+        self.count += 1;
+        self.max_rel = self.max_rel.max(d.rel);
+        self.max_ulps = self.max_ulps.max(d.max_ulps);
+        if d.max_abs > self.max_abs {
+            self.max_abs = d.max_abs;
+            self.worst = Worst {
+                perm: perm.as_slice().to_vec(),
+                row: d.at.0 + row_offset,
+                col: d.at.1,
+                lhs: lhs[d.at].to_f64(),
+                rhs: rhs[d.at].to_f64(),
+            };
+        }
+        Ok(())
+    }
+
+    fn finish<T: Real>(self, property: Property, tol: Tolerance) -> CheckReport {
+        let max_abs = self.max_abs.max(0.0);
+        let holds = max_abs <= tol.value;
+        CheckReport {
+            property,
+            equation: property.equation().to_string(),
+            holds,
+            verdict: if holds { "holds" } else { "breaks" }.to_string(),
+            max_abs_error: max_abs,
+            max_rel_error: self.max_rel,
+            max_ulps: self.max_ulps,
+            tolerance: tol.value,
+            margin: max_abs / tol.value,
+            tolerance_detail: tol,
+            permutations_checked: self.count,
+            worst: self.worst,
+            dtype: T::NAME.to_string(),
+        }
+    }
+}
+
+fn max_abs<T: Real>(a: &Array2<T>) -> f64 {
+    a.iter().fold(0.0f64, |m, v| m.max(v.to_f64().abs()))
+}
+
+/// Rejects non-finite layer outputs: an overflowed layer says nothing about its symmetry, and
+/// inf − inf would make every comparison meaningless.
+fn ensure_finite<T: Real>(a: &Array2<T>) -> Result<()> {
+    if a.iter().any(|v| !v.is_finite()) {
+        return Err(Error::invalid(
+            "layer output",
+            "non-finite values (inf or NaN)",
+            "finite outputs — the inputs or weights overflow the layer's dtype; scale them down (e.g. a smaller --index-scale or smaller blocks)",
+        ));
+    }
+    Ok(())
+}
+
+fn need_perms(perms: &[Permutation], n: usize) -> Result<()> {
+    if perms.is_empty() {
+        return Err(Error::invalid(
+            "permutations",
+            "none",
+            "at least one permutation to check",
+        ));
+    }
+    if let Some(p) = perms.iter().find(|p| p.len() != n) {
+        return Err(Error::invalid(
+            "permutation",
+            p,
+            format!("a permutation of the {n} positions"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks `f(ΠH) = Π f(H)` for every permutation in `perms`.
+///
+/// ```
+/// use attnlab_core::symmetry::{check_equivariance, Permutation};
+/// use ndarray::{array, Array2, ArrayView2};
+/// // Row-wise maps are equivariant: f(H) = 2H.
+/// let h = array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]];
+/// let perms = Permutation::all(3).unwrap();
+/// let r = check_equivariance(|x: ArrayView2<f64>| Ok(x.mapv(|v| 2.0 * v)), h.view(), &perms).unwrap();
+/// assert!(r.holds && r.max_abs_error == 0.0 && r.permutations_checked == 6);
+/// ```
+///
+/// # Errors
+/// `f` fails, or a permutation does not fit `H`.
+pub fn check_equivariance<T: Real, F>(
+    f: F,
+    h: ArrayView2<T>,
+    perms: &[Permutation],
+) -> Result<CheckReport>
+where
+    F: Fn(ArrayView2<T>) -> Result<Array2<T>>,
+{
+    permutation_check(f, h, perms, Property::Equivariance, |p, base| {
+        p.apply_rows(base.view())
+    })
+}
+
+/// Shared body of the permutation checks: compares `f(ΠH)` with `expected(Π, f(H))` for every
+/// permutation and sizes the tolerance on `f(H)`.
+fn permutation_check<T: Real, F, E>(
+    f: F,
+    h: ArrayView2<T>,
+    perms: &[Permutation],
+    property: Property,
+    expected: E,
+) -> Result<CheckReport>
+where
+    F: Fn(ArrayView2<T>) -> Result<Array2<T>>,
+    E: Fn(&Permutation, &Array2<T>) -> Result<Array2<T>>,
+{
+    need_perms(perms, h.nrows())?;
+    let base = f(h)?;
+    ensure_finite(&base)?;
+    let mut t = Tracker::new(h.nrows());
+    for p in perms {
+        let lhs = f(p.apply_rows(h)?.view())?;
+        ensure_finite(&lhs)?;
+        let rhs = expected(p, &base)?;
+        t.add(p, lhs.view(), rhs.view(), 0)?;
+    }
+    let tol = Tolerance::for_layer::<T>(h.nrows(), h.ncols(), max_abs(&base));
+    Ok(t.finish::<T>(property, tol))
+}
+
+/// Checks `f(ΠH) = f(H)` (readouts such as the mean over positions).
+///
+/// # Errors
+/// `f` fails, or a permutation does not fit `H`.
+pub fn check_invariance<T: Real, F>(
+    f: F,
+    h: ArrayView2<T>,
+    perms: &[Permutation],
+) -> Result<CheckReport>
+where
+    F: Fn(ArrayView2<T>) -> Result<Array2<T>>,
+{
+    permutation_check(
+        f,
+        h,
+        perms,
+        Property::Invariance,
+        |_, base| Ok(base.clone()),
+    )
+}
+
+/// Checks the weight form `A(ΠH) = Π A(H) Πᵀ`, where `weights(H)` returns the n × n matrix.
+///
+/// # Errors
+/// `weights` fails or does not return an n × n matrix.
+pub fn check_weight_equivariance<T: Real, F>(
+    weights: F,
+    h: ArrayView2<T>,
+    perms: &[Permutation],
+) -> Result<CheckReport>
+where
+    F: Fn(ArrayView2<T>) -> Result<Array2<T>>,
+{
+    permutation_check(
+        weights,
+        h,
+        perms,
+        Property::WeightEquivariance,
+        |p, base| p.conjugate(base.view()),
+    )
+}
+
+/// For a causal layer: permuting the tokens at positions `0..t` (the prefix) leaves every output
+/// at positions `≥ t` unchanged, since each of those queries takes a softmax over a set that
+/// contains the whole prefix. `perms` are permutations of `0..t`.
+///
+/// # Errors
+/// `t` is 0 or ≥ n, a permutation does not have length t, or `f` fails.
+pub fn check_prefix_invariance<T: Real, F>(
+    f: F,
+    h: ArrayView2<T>,
+    t: usize,
+    perms: &[Permutation],
+) -> Result<CheckReport>
+where
+    F: Fn(ArrayView2<T>) -> Result<Array2<T>>,
+{
+    let n = h.nrows();
+    if t < 2 || t >= n {
+        return Err(Error::invalid(
+            "prefix length t",
+            t,
+            format!(
+                "2..{n} (at least two tokens to permute, and at least one position after them)"
+            ),
+        ));
+    }
+    need_perms(perms, t)?;
+    let base = f(h)?;
+    ensure_finite(&base)?;
+    let mut tr = Tracker::new(n);
+    for p in perms {
+        let full = Permutation::new(p.as_slice().iter().copied().chain(t..n).collect())?;
+        let out = f(full.apply_rows(h)?.view())?;
+        ensure_finite(&out)?;
+        tr.add(
+            &full,
+            out.slice(ndarray::s![t.., ..]),
+            base.slice(ndarray::s![t.., ..]),
+            t,
+        )?;
+    }
+    let tol = Tolerance::for_layer::<T>(n, h.ncols(), max_abs(&base));
+    Ok(tr.finish::<T>(Property::PrefixInvariance, tol))
+}
+
+/// For a causal layer: replacing the tokens at positions `≥ t` by `replacement` rows leaves
+/// every output at positions `< t` unchanged.
+///
+/// # Errors
+/// `t` is 0 or ≥ n, `replacement` does not have n − t rows of H's width, or `f` fails.
+pub fn check_future_independence<T: Real, F>(
+    f: F,
+    h: ArrayView2<T>,
+    t: usize,
+    replacement: ArrayView2<T>,
+) -> Result<CheckReport>
+where
+    F: Fn(ArrayView2<T>) -> Result<Array2<T>>,
+{
+    let n = h.nrows();
+    if t == 0 || t >= n {
+        return Err(Error::invalid(
+            "cut position t",
+            t,
+            format!("1..{n} (positions before t are compared, positions from t on are changed)"),
+        ));
+    }
+    if replacement.dim() != (n - t, h.ncols()) {
+        return Err(Error::shape(
+            "replacement rows",
+            format!("{}×{}", n - t, h.ncols()),
+            format!("{}×{}", replacement.nrows(), replacement.ncols()),
+        ));
+    }
+    let base = f(h)?;
+    ensure_finite(&base)?;
+    let mut changed = h.to_owned();
+    changed.slice_mut(ndarray::s![t.., ..]).assign(&replacement);
+    let out = f(changed.view())?;
+    ensure_finite(&out)?;
+    let mut tr = Tracker::new(n);
+    tr.add(
+        &Permutation::identity(n),
+        out.slice(ndarray::s![..t, ..]),
+        base.slice(ndarray::s![..t, ..]),
+        0,
+    )?;
+    let tol = Tolerance::for_layer::<T>(n, h.ncols(), max_abs(&base));
+    Ok(tr.finish::<T>(Property::FutureIndependence, tol))
+}

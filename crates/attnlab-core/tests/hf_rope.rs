@@ -1,0 +1,191 @@
+//! Cross-check of `config` + `position::frequencies` against Hugging Face transformers.
+//!
+//! `tests/data/hf_rope_vectors.json` is written by `scripts/gen_hf_rope_vectors.py`, which calls
+//! transformers' own rope code (see the script's docstring for the pinned versions). For every
+//! case the config.json fields stored in the file are read by [`RopeConfig::from_json`] and:
+//!
+//! * `inv_freq_f32` must be within 1 ulp of transformers' float32 values: our emulation performs
+//!   the same float32 operations in the same order; the one operation that is not correctly
+//!   rounded in torch is the vectorised `pow` (≤ 1 ulp), so 1 ulp is the honest bound;
+//! * `attention_factor` (a Python float in transformers, the same f64 operations here) must agree
+//!   to 1 ulp of f64 (libm's `ln`/`sqrt` may differ by one rounding);
+//! * `inv_freq` (f64) must be within 1e-12 relative of a numpy float64 evaluation of the same
+//!   formula — the formulas are a handful of operations, so the observed gap is ~1e-16.
+
+use std::path::Path;
+use std::process::Command;
+
+use attnlab_core::config::RopeConfig;
+use attnlab_core::Real;
+use serde_json::Value;
+
+const VECTORS: &str = "tests/data/hf_rope_vectors.json";
+
+fn vectors() -> Value {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(VECTORS),
+    )
+    .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn inv_freq_and_attention_factor_match_transformers() {
+    let doc = vectors();
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(cases.len() >= 12, "expected the full case list");
+    let mut types = std::collections::BTreeSet::new();
+    let (mut planes, mut exact) = (0usize, 0usize);
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let cfg = RopeConfig::from_json(case["config"].clone(), name)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let seq_len = case["seq_len"].as_u64();
+        let f = cfg.frequencies(seq_len).unwrap();
+        types.insert(case["rope_type"].as_str().unwrap().to_string());
+        assert_eq!(f.rope_type, case["rope_type"].as_str().unwrap(), "{name}");
+        assert_eq!(
+            f.rotary_dim as u64,
+            case["rotary_dim"].as_u64().unwrap(),
+            "{name}: rotary dimension"
+        );
+
+        let hf_bits: Vec<u32> = case["inv_freq_f32_bits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| u32::from_str_radix(b.as_str().unwrap(), 16).unwrap())
+            .collect();
+        assert_eq!(f.inv_freq_f32.len(), hf_bits.len(), "{name}");
+        for (k, (ours, bits)) in f.inv_freq_f32.iter().zip(&hf_bits).enumerate() {
+            let hf = f32::from_bits(*bits);
+            let ulps = f32::ulps_between(*ours, hf);
+            assert!(
+                ulps <= 1,
+                "{name}: plane {k}: ours {ours:e} vs transformers {hf:e} ({ulps} ulp)"
+            );
+            planes += 1;
+            exact += usize::from(ulps == 0);
+        }
+
+        let hf_af = case["attention_factor"].as_f64().unwrap();
+        assert!(
+            f64::ulps_between(f.attention_factor, hf_af) <= 1,
+            "{name}: attention factor {} vs {hf_af}",
+            f.attention_factor
+        );
+
+        let f64s: Vec<f64> = case["inv_freq_f64"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        for (k, (ours, want)) in f.inv_freq.iter().zip(&f64s).enumerate() {
+            let rel = ((ours - want) / want).abs();
+            assert!(
+                rel <= 1e-12,
+                "{name}: plane {k}: f64 {ours:e} vs numpy {want:e} (rel {rel:e})"
+            );
+        }
+
+        match case.get("softmax_scale_multiplier").and_then(Value::as_f64) {
+            Some(m) => {
+                let ours = f
+                    .softmax_scale_multiplier
+                    .unwrap_or_else(|| panic!("{name}: no softmax multiplier"));
+                assert!(
+                    f64::ulps_between(ours, m) <= 1,
+                    "{name}: softmax multiplier {ours} vs {m}"
+                );
+            }
+            None => assert_eq!(f.softmax_scale_multiplier, None, "{name}"),
+        }
+    }
+    for t in ["default", "linear", "dynamic", "yarn", "longrope", "llama3"] {
+        assert!(types.contains(t), "no vector case for rope type {t}");
+    }
+    println!(
+        "{exact}/{planes} float32 planes bit-identical to transformers, the rest within 1 ulp"
+    );
+}
+
+/// The Python to run the generator with: `ATTNLAB_PYTHON` if set, else `python3`.
+fn python() -> String {
+    std::env::var("ATTNLAB_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+#[test]
+fn committed_vectors_equal_a_fresh_run_of_the_generator() {
+    let py = python();
+    let ok = Command::new(&py)
+        .args(["-c", "import torch, transformers"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        println!("skipped: `{py} -c \"import torch, transformers\"` fails (set ATTNLAB_PYTHON to a Python with the pinned torch and transformers)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fresh.json");
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let run = Command::new(&py)
+        .arg(Path::new(root).join("scripts/gen_hf_rope_vectors.py"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    if run.status.code() == Some(3) {
+        println!(
+            "skipped: installed torch/transformers are not the pinned versions: {}",
+            String::from_utf8_lossy(&run.stderr).trim()
+        );
+        return;
+    }
+    assert!(
+        run.status.success(),
+        "generator failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let fresh: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let committed = vectors();
+    assert_eq!(
+        fresh["cases"], committed["cases"],
+        "a fresh run differs from {VECTORS}: regenerate and review"
+    );
+    assert_eq!(fresh["versions"], committed["versions"]);
+}
+
+#[test]
+fn every_preset_is_one_of_the_cross_checked_configs() {
+    // The presets are typed in src/config.rs and again in the generator script; each preset's
+    // fields must equal one vector case's config exactly, so every preset is checked against
+    // transformers by the test above (and a typo in either copy fails here).
+    let doc = vectors();
+    let cases = doc["cases"].as_array().unwrap();
+    for name in attnlab_core::config::preset_names() {
+        let p = attnlab_core::config::preset(name).unwrap();
+        let case = cases
+            .iter()
+            .find(|c| c["config"] == p.raw && c["seq_len"].is_null());
+        let case = case
+            .unwrap_or_else(|| panic!("preset {name} has no vector case with identical fields"));
+        let f = p.frequencies(None).unwrap();
+        let bits: Vec<u32> = f.inv_freq_f32.iter().map(|v| v.to_bits()).collect();
+        let hf: Vec<u32> = case["inv_freq_f32_bits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| u32::from_str_radix(b.as_str().unwrap(), 16).unwrap())
+            .collect();
+        assert_eq!(bits.len(), hf.len(), "{name}");
+        for (a, b) in bits.iter().zip(&hf) {
+            assert!(
+                f32::ulps_between(f32::from_bits(*a), f32::from_bits(*b)) <= 1,
+                "{name}"
+            );
+        }
+    }
+}

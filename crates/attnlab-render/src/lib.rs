@@ -1,0 +1,7 @@
+//! # attnlab-render — how attnlab's reports are shown
+//!
+//! The one presentation layer shared by every front end (the `attnlab` CLI, the web lab and the
+//! Python package): SVG charts from the core's chart specifications and text renderings.
+//! Nothing here computes a number; it only lays out what a report holds.
+
+pub mod svg;
