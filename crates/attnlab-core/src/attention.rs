@@ -27,7 +27,6 @@ crate::choice! {
     }
 }
 
-
 /// What a forward pass returns: the output and the attention weights of every head.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttentionOutput<T> {

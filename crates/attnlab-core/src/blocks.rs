@@ -40,7 +40,7 @@ impl Blocks {
         let mut blocks = Blocks::default();
         if path.is_dir() {
             let mut entries: Vec<_> = std::fs::read_dir(path)
-                .map_err(|e| Error::io(path, e))?
+                .map_err(|e| Error::io_source(path, e))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "npy"))
                 .collect();
@@ -86,7 +86,7 @@ impl Blocks {
         Ok(blocks)
     }
 
-    fn insert(&mut self, path: &Path, name: &str, a: Array2<f64>) -> Result<()> {
+    pub(crate) fn insert(&mut self, path: &Path, name: &str, a: Array2<f64>) -> Result<()> {
         if !BLOCK_NAMES.contains(&name) {
             return Err(Error::io(
                 path,
@@ -115,7 +115,7 @@ impl Blocks {
     }
 
     fn load_json(&mut self, path: &Path) -> Result<()> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io_source(path, e))?;
         let value: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| Error::io(path, format!("invalid JSON: {e}")))?;
         let obj = value.as_object().ok_or_else(|| {
@@ -161,7 +161,7 @@ impl Blocks {
                 }
             }
             let a = Array2::from_shape_vec((rows.len(), ncols), flat)
-                .map_err(|e| Error::io(path, e))?;
+                .map_err(|e| Error::io_source(path, e))?;
             self.insert(path, name, a)?;
         }
         Ok(())
@@ -178,9 +178,9 @@ impl Blocks {
     }
 
     fn load_npz(&mut self, path: &Path) -> Result<()> {
-        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let mut npz = ndarray_npy::NpzReader::new(file).map_err(|e| Error::io(path, e))?;
-        let names = npz.names().map_err(|e| Error::io(path, e))?;
+        let file = std::fs::File::open(path).map_err(|e| Error::io_source(path, e))?;
+        let mut npz = ndarray_npy::NpzReader::new(file).map_err(|e| Error::io_source(path, e))?;
+        let names = npz.names().map_err(|e| Error::io_source(path, e))?;
         for raw in names {
             let name = raw.trim_end_matches(".npy").to_string();
             let a: Array2<f64> = match npz.by_name::<ndarray::OwnedRepr<f64>, ndarray::Ix2>(&raw) {
@@ -202,7 +202,7 @@ impl Blocks {
 
     fn load_safetensors(&mut self, path: &Path) -> Result<()> {
         use safetensors::Dtype as St;
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bytes = std::fs::read(path).map_err(|e| Error::io_source(path, e))?;
         let st = safetensors::SafeTensors::deserialize(&bytes)
             .map_err(|e| Error::io(path, format!("invalid safetensors file: {e}")))?;
         for (name, view) in st.tensors() {
@@ -241,7 +241,7 @@ impl Blocks {
                 }
             };
             let a = Array2::from_shape_vec((shape[0], shape[1]), values)
-                .map_err(|e| Error::io(path, e))?;
+                .map_err(|e| Error::io_source(path, e))?;
             self.insert(path, &name, a)?;
         }
         Ok(())
@@ -250,7 +250,7 @@ impl Blocks {
 
 fn read_npy_any(path: &Path) -> Result<Array2<f64>> {
     use ndarray_npy::ReadNpyExt;
-    let open = || std::fs::File::open(path).map_err(|e| Error::io(path, e));
+    let open = || std::fs::File::open(path).map_err(|e| Error::io_source(path, e));
     if let Ok(a) = Array2::<f64>::read_npy(open()?) {
         return Ok(a);
     }

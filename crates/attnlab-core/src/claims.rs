@@ -15,8 +15,9 @@ use serde::Serialize;
 
 use crate::attention::{mean_readout, softmax_rows};
 use crate::embedding::{basis_change, Embedding};
-use crate::experiment::{self, FloatType};
+use crate::experiment;
 use crate::layer::{InputSpec, Inputs, LayerKind, LayerSpec, PosKind, Readout};
+use crate::numeric::Dtype;
 use crate::position::frequencies::{Omega, RotaryFrequencies};
 use crate::position::rotary::{Layout, Rotary};
 use crate::rng::{Gaussian, StdGaussian};
@@ -44,7 +45,6 @@ crate::choice! {
         Period = "period",
     }
 }
-
 
 /// The evidence behind one measured status.
 #[derive(Debug, Clone, Serialize)]
@@ -155,7 +155,7 @@ fn claim_one_hot(fault: Fault) -> Result<Claim> {
 fn claim_attention(fault: Fault) -> Result<Claim> {
     let inp = inputs(None, 5, 4, 0)?;
     let perms = Permutation::all(5)?;
-    let r = experiment::check(&attention_spec(fault), &inp, &perms, FloatType::F64)?;
+    let r = experiment::check(&attention_spec(fault), &inp, &perms, Dtype::F64)?;
     Ok(Claim {
         source: "002 key claims".into(),
         claim: "$\\mathrm{Attn}(\\Pi H)=\\Pi \\mathrm{Attn}(H)$ for an unmasked layer without positions".into(),
@@ -408,12 +408,12 @@ fn readout_gap(spec: &LayerSpec, ab: &Inputs, ba: &Inputs, last: bool) -> Result
 fn seed000_rows(fault: Fault) -> Result<Vec<Claim>> {
     let inp = inputs(None, 5, 4, 0)?;
     let perms = Permutation::all(5)?;
-    let attn = experiment::check(&attention_spec(fault), &inp, &perms, FloatType::F64)?;
+    let attn = experiment::check(&attention_spec(fault), &inp, &perms, Dtype::F64)?;
     let rnn_spec = LayerSpec {
         kind: LayerKind::Rnn,
         ..LayerSpec::default()
     };
-    let rnn = experiment::check(&rnn_spec, &inp, &perms, FloatType::F64)?;
+    let rnn = experiment::check(&rnn_spec, &inp, &perms, Dtype::F64)?;
     let row1 = attn.holds && !rnn.holds;
 
     // Row 2: does the model need explicit positions to tell AB from BA? Compare readouts of the

@@ -526,7 +526,7 @@ impl RopeConfig {
 /// # Errors
 /// The file cannot be read or is not JSON ([`Error::Io`]), or [`RopeConfig::from_json`] rejects it.
 pub fn load_config(path: &Path) -> Result<RopeConfig> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io_source(path, e))?;
     let raw: Value =
         serde_json::from_str(&text).map_err(|e| Error::io(path, format!("not valid JSON: {e}")))?;
     RopeConfig::from_json(raw, &path.display().to_string())

@@ -1,96 +1,225 @@
-//! The library's error type: every fallible operation names the bad value and what would be accepted.
+//! The library's error type: every fallible operation names the bad value and what would be
+//! accepted, says what kind of failure it is, and keeps the underlying error as its source.
 
-use thiserror::Error;
+use std::error::Error as StdError;
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+/// What kind of failure an [`Error`] is. Front ends map every kind to exit code 2 (bad usage or
+/// bad input; a failed *check* is not an error but a report whose verdict is negative), the web
+/// server to HTTP 400, Python to `ValueError` (or `OSError` for files).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// A value is outside what an operation accepts.
+    InvalidValue,
+    /// Two arrays (or an array and a declared size) do not fit together.
+    Shape,
+    /// A named file does not exist.
+    NotFound,
+    /// A file could not be read or parsed.
+    Read,
+    /// A file (or standard output) could not be written.
+    Write,
+    /// The request asks for more work or memory than the limits allow.
+    Limit,
+    /// A result is not finite (the inputs overflow the dtype).
+    NonFinite,
+    /// The run was cancelled (Ctrl-C, a time limit).
+    Cancelled,
+}
 
 /// Errors returned by attnlab's library functions.
 ///
-/// Each variant carries enough context for a one-line message that names the bad value and the
-/// accepted range, so the command-line front end can print it verbatim and exit with code 2.
-#[derive(Debug, Error, Clone, PartialEq)]
-pub enum Error {
-    /// A value is outside what an operation accepts.
-    #[error("invalid {what}: {value}; expected {expected}")]
-    Invalid {
-        /// What the value is (an option name, a parameter, a field).
-        what: String,
-        /// The offending value, as the user wrote it or as computed.
-        value: String,
-        /// What would have been accepted.
-        expected: String,
-    },
-    /// Two arrays (or an array and a declared size) do not fit together.
-    #[error("shape mismatch in {op}: expected {expected}, got {got}")]
-    Shape {
-        /// The operation or block that failed.
-        op: String,
-        /// The expected shape, in words or as `rows×cols`.
-        expected: String,
-        /// The shape that was given.
-        got: String,
-    },
-    /// A file could not be read or parsed.
-    #[error("cannot read {path}: {reason}")]
-    Io {
-        /// The file's path.
-        path: String,
-        /// Why it failed.
-        reason: String,
-    },
-    /// A file could not be written.
-    #[error("cannot write {path}: {reason}")]
-    Write {
-        /// The file's path.
-        path: String,
-        /// Why it failed.
-        reason: String,
-    },
+/// The message is one line naming the bad value and the accepted range, so a front end can print
+/// it verbatim. [`Error::kind`] tells a missing file from a bad value; [`StdError::source`]
+/// gives the underlying error (an `std::io::Error`, a JSON parse error) where there is one.
+#[derive(Clone)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    source: Option<Arc<dyn StdError + Send + Sync + 'static>>,
 }
 
 impl Error {
-    /// Shorthand for [`Error::Invalid`].
+    fn new(kind: ErrorKind, message: String) -> Self {
+        Error {
+            kind,
+            message,
+            source: None,
+        }
+    }
+
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The one-line message (the same as `to_string()`).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// A value outside what an operation accepts: `invalid {what}: {value}; expected {expected}`.
+    ///
+    /// ```
+    /// let e = attnlab_core::Error::invalid("heads", 0, "at least 1");
+    /// assert_eq!(e.to_string(), "invalid heads: 0; expected at least 1");
+    /// assert_eq!(e.kind(), attnlab_core::ErrorKind::InvalidValue);
+    /// ```
     pub fn invalid(
-        what: impl Into<String>,
-        value: impl ToString,
-        expected: impl Into<String>,
+        what: impl fmt::Display,
+        value: impl fmt::Display,
+        expected: impl fmt::Display,
     ) -> Self {
-        Error::Invalid {
-            what: what.into(),
-            value: value.to_string(),
-            expected: expected.into(),
-        }
+        Self::new(
+            ErrorKind::InvalidValue,
+            format!("invalid {what}: {value}; expected {expected}"),
+        )
     }
 
-    /// Shorthand for [`Error::Shape`].
+    /// Arrays that do not fit: `shape mismatch in {op}: expected {expected}, got {got}`.
     pub fn shape(
-        op: impl Into<String>,
-        expected: impl Into<String>,
-        got: impl Into<String>,
+        op: impl fmt::Display,
+        expected: impl fmt::Display,
+        got: impl fmt::Display,
     ) -> Self {
-        Error::Shape {
-            op: op.into(),
-            expected: expected.into(),
-            got: got.into(),
-        }
+        Self::new(
+            ErrorKind::Shape,
+            format!("shape mismatch in {op}: expected {expected}, got {got}"),
+        )
     }
 
-    /// Shorthand for [`Error::Io`].
-    pub fn io(path: impl AsRef<std::path::Path>, reason: impl ToString) -> Self {
-        Error::Io {
-            path: path.as_ref().display().to_string(),
-            reason: reason.to_string(),
+    /// A file that cannot be read or parsed: `cannot read {path}: {reason}`.
+    pub fn io(path: impl AsRef<Path>, reason: impl fmt::Display) -> Self {
+        Self::new(
+            ErrorKind::Read,
+            format!("cannot read {}: {reason}", path.as_ref().display()),
+        )
+    }
+
+    /// Like [`Error::io`], keeping `source` (an `std::io::Error` of kind `NotFound` makes the
+    /// error [`ErrorKind::NotFound`]).
+    pub fn io_source(
+        path: impl AsRef<Path>,
+        source: impl StdError + Send + Sync + 'static,
+    ) -> Self {
+        let mut e = Self::io(path, &source);
+        let not_found = (&source as &dyn StdError)
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound);
+        if not_found {
+            e.kind = ErrorKind::NotFound;
         }
+        e.source = Some(Arc::new(source));
+        e
+    }
+
+    /// A file that cannot be written: `cannot write {path}: {reason}`.
+    pub fn write(path: impl AsRef<Path>, reason: impl fmt::Display) -> Self {
+        Self::new(
+            ErrorKind::Write,
+            format!("cannot write {}: {reason}", path.as_ref().display()),
+        )
+    }
+
+    /// Like [`Error::write`], keeping `source`.
+    pub fn write_source(
+        path: impl AsRef<Path>,
+        source: impl StdError + Send + Sync + 'static,
+    ) -> Self {
+        let mut e = Self::write(path, &source);
+        e.source = Some(Arc::new(source));
+        e
+    }
+
+    /// A request over a work or memory limit: names the estimate and the limit.
+    pub fn limit(
+        what: impl fmt::Display,
+        estimate: impl fmt::Display,
+        limit: impl fmt::Display,
+    ) -> Self {
+        Self::new(
+            ErrorKind::Limit,
+            format!("{what} would need {estimate}, over the limit of {limit}"),
+        )
+    }
+
+    /// A result that is not finite.
+    pub fn non_finite(what: impl fmt::Display, hint: impl fmt::Display) -> Self {
+        Self::new(
+            ErrorKind::NonFinite,
+            format!("{what} is not finite (inf or NaN); {hint}"),
+        )
+    }
+
+    /// A cancelled run.
+    pub fn cancelled(what: impl fmt::Display) -> Self {
+        Self::new(ErrorKind::Cancelled, format!("{what} was cancelled"))
+    }
+
+    /// The same error with `context: ` in front of its message (kind and source kept).
+    pub fn context(mut self, context: impl fmt::Display) -> Self {
+        self.message = format!("{context}: {}", self.message);
+        self
     }
 }
 
-impl Error {
-    /// Shorthand for [`Error::Write`].
-    pub fn write(path: impl AsRef<std::path::Path>, reason: impl ToString) -> Self {
-        Error::Write {
-            path: path.as_ref().display().to_string(),
-            reason: reason.to_string(),
-        }
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.kind)
+            .field("message", &self.message)
+            .field("source", &self.source.as_ref().map(|s| s.to_string()))
+            .finish()
+    }
+}
+
+impl PartialEq for Error {
+    /// Errors are equal when their kind and message are (sources are not compared).
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.message == other.message
+    }
+}
+
+impl StdError for Error {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.source
+            .as_deref()
+            .map(|s| s as &(dyn StdError + 'static))
     }
 }
 
 /// Result alias used throughout the library.
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_file_is_not_a_bad_value_and_keeps_its_source() {
+        let io = std::fs::read("/nonexistent/attnlab/file").unwrap_err();
+        let e = Error::io_source("/nonexistent/attnlab/file", io);
+        assert_eq!(e.kind(), ErrorKind::NotFound);
+        assert!(e
+            .to_string()
+            .starts_with("cannot read /nonexistent/attnlab/file: "));
+        let src = e.source().expect("source kept");
+        assert_eq!(
+            src.downcast_ref::<std::io::Error>().map(|x| x.kind()),
+            Some(std::io::ErrorKind::NotFound)
+        );
+        let bad = Error::invalid("heads", 0, "at least 1");
+        assert_eq!(bad.kind(), ErrorKind::InvalidValue);
+        assert!(bad.source().is_none());
+    }
+}

@@ -9,27 +9,7 @@ use crate::layer::{Inputs, LayerKind, LayerSpec, PosKind, Readout};
 use crate::symmetry::{
     check_equivariance, check_invariance, check_weight_equivariance, CheckReport, Permutation,
 };
-use crate::{Error, Real, Result};
-
-crate::choice! {
-    /// The two precisions a layer can be evaluated in.
-    pub enum FloatType("dtype") {
-        /// binary64.
-        F64 = "f64",
-        /// binary32.
-        F32 = "f32",
-    }
-}
-
-impl FloatType {
-    /// Machine epsilon.
-    pub fn eps(self) -> f64 {
-        match self {
-            FloatType::F64 => f64::EPSILON,
-            FloatType::F32 => f32::EPSILON as f64,
-        }
-    }
-}
+use crate::{Dtype, Error, Real, Result};
 
 /// The most random permutations one check draws.
 pub const MAX_SAMPLES: usize = 100_000;
@@ -184,11 +164,11 @@ pub fn check(
     spec: &LayerSpec,
     inputs: &Inputs,
     perms: &[Permutation],
-    dtype: FloatType,
+    dtype: Dtype,
 ) -> Result<CheckReport> {
-    match dtype {
-        FloatType::F64 => check_in::<f64>(spec, inputs, perms),
-        FloatType::F32 => check_in::<f32>(spec, inputs, perms),
+    match dtype.require_layer()? {
+        Dtype::F32 => check_in::<f32>(spec, inputs, perms),
+        _ => check_in::<f64>(spec, inputs, perms),
     }
 }
 
@@ -200,13 +180,13 @@ pub fn symmetry(
     spec: &LayerSpec,
     inputs: &Inputs,
     perms: &[Permutation],
-    dtype: FloatType,
+    dtype: Dtype,
 ) -> Result<SymmetryResult> {
     let report = check(spec, inputs, perms, dtype)?;
     let weight_form = if spec.kind == LayerKind::Attention && spec.readout == Readout::None {
-        Some(match dtype {
-            FloatType::F64 => weight_form_in::<f64>(spec, inputs, perms)?,
-            FloatType::F32 => weight_form_in::<f32>(spec, inputs, perms)?,
+        Some(match dtype.require_layer()? {
+            Dtype::F32 => weight_form_in::<f32>(spec, inputs, perms)?,
+            _ => weight_form_in::<f64>(spec, inputs, perms)?,
         })
     } else {
         None
@@ -245,19 +225,19 @@ pub fn symmetry(
             ok: !b.holds,
         });
     }
-    let (e32, e64) = match dtype {
-        FloatType::F32 => (
+    let (e32, e64) = match dtype.require_layer()? {
+        Dtype::F32 => (
             report.max_abs_error,
-            check(spec, inputs, perms, FloatType::F64)?.max_abs_error,
+            check(spec, inputs, perms, Dtype::F64)?.max_abs_error,
         ),
-        FloatType::F64 => (
-            check(spec, inputs, perms, FloatType::F32)?.max_abs_error,
+        _ => (
+            check(spec, inputs, perms, Dtype::F32)?.max_abs_error,
             report.max_abs_error,
         ),
     };
-    let eps_ratio = FloatType::F32.eps() / FloatType::F64.eps();
+    let eps_ratio = Dtype::F32.eps() / Dtype::F64.eps();
     let ratio = if e64 == 0.0 { f64::INFINITY } else { e32 / e64 };
-    let tol64 = check(spec, inputs, &perms[..1], FloatType::F64)?.tolerance;
+    let tol64 = check(spec, inputs, &perms[..1], Dtype::F64)?.tolerance;
     let (conclusion, explanation) = if e32 == 0.0 && e64 == 0.0 {
         ("exact", "both precisions give identical results: the transformation reorders no arithmetic at all".to_string())
     } else if e64 > tol64 * 1e3 && ratio < 1e3 {

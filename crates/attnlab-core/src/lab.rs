@@ -13,8 +13,9 @@ use serde::Serialize;
 
 use crate::attention::Mask;
 use crate::claims::{self, Claim, Fault};
-use crate::experiment::{self, FloatType, SymmetryResult};
+use crate::experiment::{self, SymmetryResult};
 use crate::layer::{InputSpec, Inputs, LayerKind, LayerSpec, PosKind};
+use crate::numeric::Dtype;
 use crate::position::frequencies::{parse_omega_list, Omega, RotaryFrequencies};
 use crate::position::rotary::{self, Layout, Rotary};
 use crate::rng::{Gaussian, RngKind, StdGaussian};
@@ -110,7 +111,7 @@ pub struct Exercise {
     /// Whether the measurement shows it.
     pub confirmed: bool,
     /// The check (verdict, error, tolerance, margin).
-    pub verdict: String,
+    pub verdict: crate::symmetry::Verdict,
     /// Max abs error.
     pub max_abs_error: f64,
     /// Margin (error / tolerance).
@@ -176,7 +177,7 @@ fn exercise(name: &str, expected: &str, expect_hold: bool, r: &symmetry::CheckRe
         name: name.into(),
         expected: expected.into(),
         confirmed: r.holds == expect_hold,
-        verdict: r.verdict.clone(),
+        verdict: r.verdict,
         max_abs_error: r.max_abs_error,
         margin: r.margin,
         permutations_checked: r.permutations_checked,
@@ -208,7 +209,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     let out_perm = f(perm.apply_rows(inputs.x.view())?.view())?;
     let permuted_out = perm.apply_rows(out.view())?;
     let diff = compare(out_perm.view(), permuted_out.view())?;
-    let check = experiment::symmetry(&bare, &inputs, std::slice::from_ref(&perm), FloatType::F64)?;
+    let check = experiment::symmetry(&bare, &inputs, std::slice::from_ref(&perm), Dtype::F64)?;
     let weights = bare.weights_fn::<f64>(&inputs, 0)?(inputs.x.view())?;
     let a = PermutedOutput {
         perm: cfg.perm.clone(),
@@ -285,8 +286,8 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     // Seed 000's exercises.
     let all = Permutation::all(cfg.n.min(8))?;
     let ex_inputs = course_inputs(cfg)?;
-    let ex1 = experiment::check(&bare, &ex_inputs, &all, FloatType::F64)?;
-    let ex1_f32 = experiment::check(&bare, &ex_inputs, &all, FloatType::F32)?;
+    let ex1 = experiment::check(&bare, &ex_inputs, &all, Dtype::F64)?;
+    let ex1_f32 = experiment::check(&bare, &ex_inputs, &all, Dtype::F32)?;
     let rnn = experiment::check(
         &LayerSpec {
             kind: LayerKind::Rnn,
@@ -294,7 +295,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
         },
         &ex_inputs,
         &all,
-        FloatType::F64,
+        Dtype::F64,
     )?;
     let index = experiment::check(
         &LayerSpec {
@@ -303,7 +304,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
         },
         &ex_inputs,
         &all,
-        FloatType::F64,
+        Dtype::F64,
     )?;
     let sinus = experiment::check(
         &LayerSpec {
@@ -312,7 +313,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
         },
         &ex_inputs,
         &all,
-        FloatType::F64,
+        Dtype::F64,
     )?;
     let rope = experiment::check(
         &LayerSpec {
@@ -321,7 +322,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
         },
         &ex_inputs,
         &all,
-        FloatType::F64,
+        Dtype::F64,
     )?;
     let causal = experiment::check(
         &LayerSpec {
@@ -330,7 +331,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
         },
         &ex_inputs,
         &all,
-        FloatType::F64,
+        Dtype::F64,
     )?;
     let exercises = vec![
         exercise(

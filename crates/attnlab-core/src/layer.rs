@@ -9,7 +9,7 @@
 //! were given.
 
 use ndarray::{Array1, Array2, ArrayView2};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::attention::{mean_readout, row_readout, Attention, Mask};
 use crate::blocks::Blocks;
@@ -245,11 +245,12 @@ crate::choice! {
     }
 }
 
-/// How the layer's output is read out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+/// How the layer's output is read out. Serialised as its CLI spelling: `none`, `mean`,
+/// `row:I`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Readout {
     /// The whole n × d output.
+    #[default]
     None,
     /// The mean over positions (order-blind).
     Mean,
@@ -287,6 +288,19 @@ impl Readout {
             Readout::Mean => "mean".into(),
             Readout::Row(i) => format!("row:{i}"),
         }
+    }
+}
+
+impl Serialize for Readout {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Readout {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Readout::parse(&s).map_err(serde::de::Error::custom)
     }
 }
 
@@ -385,6 +399,31 @@ impl LayerSpec {
         inputs: &'a Inputs,
         head: usize,
     ) -> Result<LayerFn<'a, T>> {
+        if head >= inputs.heads {
+            return Err(Error::invalid(
+                "head",
+                head,
+                format!("0..{} (the number of heads)", inputs.heads),
+            ));
+        }
+        let full = self.attention_fn::<T>(inputs)?;
+        Ok(Box::new(move |h: ArrayView2<T>| {
+            let mut out = full(h)?;
+            Ok(out.weights.swap_remove(head))
+        }))
+    }
+
+    /// The attention layer with its positions as a function of `H`, returning the output and
+    /// every head's weights from one forward pass.
+    ///
+    /// # Errors
+    /// Not an attention layer, or shapes that do not fit.
+    #[allow(clippy::type_complexity)]
+    pub fn attention_fn<'a, T: Real>(
+        &'a self,
+        inputs: &'a Inputs,
+    ) -> Result<Box<dyn Fn(ArrayView2<T>) -> Result<crate::attention::AttentionOutput<T>> + 'a>>
+    {
         if self.kind != LayerKind::Attention {
             return Err(Error::invalid(
                 "layer",
@@ -412,7 +451,7 @@ impl LayerSpec {
                 }
                 None => layer.forward(h.view())?,
             };
-            Ok(out.weights[head].clone())
+            Ok(out)
         }))
     }
 

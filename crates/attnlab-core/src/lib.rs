@@ -23,8 +23,10 @@
 //!
 //! The library knows nothing about terminals; the `attnlab` binary renders what it returns.
 
+pub mod api;
 pub mod attention;
 pub mod blocks;
+pub mod chart;
 pub mod choice;
 pub mod claims;
 pub mod config;
@@ -36,6 +38,7 @@ pub mod layer;
 pub mod numeric;
 pub mod position;
 pub mod predict;
+pub mod present;
 pub mod recurrent;
 pub mod rng;
 pub mod session;
@@ -43,5 +46,5 @@ pub mod spectrum;
 pub mod symmetry;
 pub mod tokenizer;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use numeric::{Dtype, Real};

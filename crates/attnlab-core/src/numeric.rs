@@ -8,6 +8,8 @@ use std::fmt::{Debug, Display};
 
 use ndarray::LinalgScalar;
 
+use crate::choice::Choice;
+
 /// A real floating-point scalar a layer can be evaluated in (`f32` or `f64`).
 ///
 /// Arithmetic goes through [`LinalgScalar`], so matrix products of `f32`/`f64` arrays take
@@ -19,6 +21,8 @@ pub trait Real:
     const EPSILON: Self;
     /// The dtype's name as the CLI spells it.
     const NAME: &'static str;
+    /// The dtype as a value.
+    const DTYPE: Dtype;
     /// Converts from `f64`, rounding to nearest.
     fn from_f64(x: f64) -> Self;
     /// Converts to `f64` exactly.
@@ -39,10 +43,11 @@ pub trait Real:
 }
 
 macro_rules! impl_real {
-    ($t:ty, $name:expr, $bits:ty, $signed:ty) => {
+    ($t:ty, $name:expr, $dtype:expr, $bits:ty, $signed:ty) => {
         impl Real for $t {
             const EPSILON: Self = <$t>::EPSILON;
             const NAME: &'static str = $name;
+            const DTYPE: Dtype = $dtype;
             #[inline]
             fn from_f64(x: f64) -> Self {
                 x as $t
@@ -93,14 +98,12 @@ macro_rules! impl_real {
     };
 }
 
-impl_real!(f32, "f32", u32, i32);
-impl_real!(f64, "f64", u64, i64);
+impl_real!(f32, "f32", Dtype::F32, u32, i32);
+impl_real!(f64, "f64", Dtype::F64, u64, i64);
 
 /// A floating-point precision: the two a layer runs in, and the two half precisions that real
 /// rotary caches are cast to.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Dtype {
     /// IEEE binary64, 53-bit significand.
@@ -158,19 +161,53 @@ impl Dtype {
         }
     }
 
-    /// Parses `f64`, `f32`, `bf16` or `f16`.
+    /// Parses `f64`, `f32`, `bf16` or `f16` (or an alias: `float32`, `bfloat16`, `fp16`,
+    /// `half`, …; case-insensitive).
+    ///
+    /// # Errors
+    /// Anything else, with the accepted names.
     pub fn parse(s: &str) -> crate::Result<Dtype> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "f64" | "float64" | "double" => Ok(Dtype::F64),
-            "f32" | "float32" | "float" => Ok(Dtype::F32),
-            "bf16" | "bfloat16" => Ok(Dtype::Bf16),
-            "f16" | "float16" | "half" => Ok(Dtype::F16),
+        <Dtype as Choice>::parse(s)
+    }
+
+    /// The dtype a layer can run in: `f64` or `f32`.
+    ///
+    /// # Errors
+    /// `bf16` and `f16` (only the rotary pipelines emulate those).
+    pub fn require_layer(self) -> crate::Result<Dtype> {
+        match self {
+            Dtype::F64 | Dtype::F32 => Ok(self),
             _ => Err(crate::Error::invalid(
                 "dtype",
-                s,
-                "one of f64, f32, bf16, f16",
+                self,
+                "f64 or f32 for a layer (bf16 and f16 are audited by the rope commands)",
             )),
         }
+    }
+}
+
+impl Choice for Dtype {
+    const WHAT: &'static str = "dtype";
+    const ALL: &'static [Self] = &Dtype::ALL;
+
+    fn name(self) -> &'static str {
+        Dtype::name(self)
+    }
+
+    fn aliases(self) -> &'static [&'static str] {
+        match self {
+            Dtype::F64 => &["float64", "double", "fp64"],
+            Dtype::F32 => &["float32", "float", "fp32"],
+            Dtype::Bf16 => &["bfloat16"],
+            Dtype::F16 => &["float16", "half", "fp16"],
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Dtype {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Dtype::parse(&s).map_err(serde::de::Error::custom)
     }
 }
 

@@ -21,8 +21,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::attention::Mask;
 use crate::embedding::Embedding;
-use crate::experiment::{self, FloatType};
+use crate::experiment;
 use crate::layer::{InputSpec, Inputs, LayerKind, LayerSpec, PosKind, Readout};
+use crate::numeric::Dtype;
 use crate::position::frequencies::{parse_omega_list, Omega};
 use crate::rng::{Gaussian, RngKind, StdGaussian};
 use crate::spectrum::angle::phase;
@@ -690,7 +691,7 @@ fn reversed(pair: &str) -> String {
 }
 
 fn check(spec: &LayerSpec, inputs: &Inputs, perms: &[Permutation]) -> Result<CheckReport> {
-    experiment::check(spec, inputs, perms, FloatType::F64)
+    experiment::check(spec, inputs, perms, Dtype::F64)
 }
 
 fn check_evidence(prefix: &str, r: &CheckReport) -> Vec<Evidence> {
@@ -812,7 +813,7 @@ fn shuffle_attention() -> Step {
         run: |s| {
             let inputs = seed_program(4)?;
             let p = s.perm("perm", 4)?;
-            let r = experiment::symmetry(&LayerSpec::default(), &inputs, std::slice::from_ref(&p), FloatType::F64)?;
+            let r = experiment::symmetry(&LayerSpec::default(), &inputs, std::slice::from_ref(&p), Dtype::F64)?;
             let rep = &r.report;
             let mut evidence = check_evidence("", rep);
             evidence.push(ev(
@@ -1603,7 +1604,7 @@ impl State {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(State::default()),
-            Err(e) => return Err(Error::io(path, e)),
+            Err(e) => return Err(Error::io_source(path, e)),
         };
         let state: State = serde_json::from_str(&text).map_err(|e| {
             Error::io(
@@ -1630,12 +1631,12 @@ impl State {
     /// The file cannot be written.
     pub fn save(&self, path: &Path) -> Result<()> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            std::fs::create_dir_all(dir).map_err(|e| Error::write_source(dir, e))?;
         }
-        let text = serde_json::to_string_pretty(self).map_err(|e| Error::io(path, e))?;
+        let text = serde_json::to_string_pretty(self).map_err(|e| Error::write_source(path, e))?;
         let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, text + "\n").map_err(|e| Error::io(&tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+        std::fs::write(&tmp, text + "\n").map_err(|e| Error::write_source(&tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| Error::write_source(path, e))
     }
 
     /// Whether step `id` is finished.
@@ -1731,7 +1732,7 @@ impl AnswerSheet {
     /// # Errors
     /// Unreadable or malformed files, entries that are neither an answer nor a table with one.
     pub fn load(path: &Path) -> Result<AnswerSheet> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io_source(path, e))?;
         let ext = path
             .extension()
             .and_then(|e| e.to_str())
@@ -1740,7 +1741,7 @@ impl AnswerSheet {
         let from_toml = |t: &str| -> Result<serde_json::Value> {
             let v: toml::Value = toml::from_str(t)
                 .map_err(|e| Error::io(path, format!("invalid TOML: {}", e.message())))?;
-            serde_json::to_value(v).map_err(|e| Error::io(path, e))
+            serde_json::to_value(v).map_err(|e| Error::io_source(path, e))
         };
         let value = match ext.as_str() {
             "json" => serde_json::from_str(&text)

@@ -5,3 +5,4 @@
 //! Nothing here computes a number; it only lays out what a report holds.
 
 pub mod svg;
+pub mod text;

@@ -5,38 +5,66 @@
 
 use std::path::Path;
 
+use attnlab_core::chart::{Chart, ChartKind, ColourScale, Heatmap, LineChart};
+use attnlab_core::{Error, Result};
 use plotters::prelude::*;
 
-use attnlab_core::{Error, Result};
-
-/// One named curve of a [`LineChart`].
-#[derive(Debug, Clone)]
-pub struct Series {
-    /// Legend entry.
-    pub name: String,
-    /// (x, y) points, drawn in order. Non-finite points are skipped.
-    pub points: Vec<(f64, f64)>,
-    /// Draw markers at the points as well as the line.
-    pub markers: bool,
+/// The chart as an SVG document.
+///
+/// # Errors
+/// Drawing fails (a chart that cannot be laid out).
+pub fn render(chart: &Chart) -> Result<String> {
+    let mut out = String::new();
+    match &chart.kind {
+        ChartKind::Line(l) => line_chart(&mut out, &chart.title, l)?,
+        ChartKind::Heatmap(h) => heatmap(&mut out, &chart.title, h)?,
+        ChartKind::Bar(b) => {
+            // Until the bar renderer lands: one line per group over category indices.
+            let l = LineChart {
+                x_label: b.categories.join(" · "),
+                y_label: b.y_label.clone(),
+                series: b
+                    .groups
+                    .iter()
+                    .map(|g| attnlab_core::chart::Series {
+                        name: g.name.clone(),
+                        points: g
+                            .values
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &v)| (i as f64, v))
+                            .collect(),
+                        markers: true,
+                    })
+                    .collect(),
+                log_y: b.log_y,
+                h_lines: b.h_lines.clone(),
+                ..Default::default()
+            };
+            line_chart(&mut out, &chart.title, &l)?
+        }
+    }
+    Ok(out)
 }
 
-/// A line chart: several series over shared axes.
-#[derive(Debug, Clone, Default)]
-pub struct LineChart {
-    /// Title above the plot.
-    pub title: String,
-    /// x-axis label.
-    pub x_label: String,
-    /// y-axis label.
-    pub y_label: String,
-    /// The curves.
-    pub series: Vec<Series>,
-    /// Logarithmic x axis (points with x ≤ 0 are skipped).
-    pub log_x: bool,
-    /// Logarithmic y axis (points with y ≤ 0 are skipped).
-    pub log_y: bool,
-    /// Horizontal reference lines (value, label), e.g. a tolerance or a context length.
-    pub h_lines: Vec<(f64, String)>,
+/// Writes the chart's SVG to `w`.
+///
+/// # Errors
+/// Drawing or writing fails.
+pub fn write(chart: &Chart, w: &mut dyn std::io::Write) -> Result<()> {
+    let svg = render(chart)?;
+    w.write_all(svg.as_bytes())
+        .map_err(|e| Error::write_source(format!("chart {}", chart.name), e))
+}
+
+/// Writes the chart as an SVG file at `path` (parent folders are created).
+///
+/// # Errors
+/// The file cannot be written.
+pub fn write_file(path: &Path, chart: &Chart) -> Result<()> {
+    ensure_parent(path)?;
+    let svg = render(chart)?;
+    std::fs::write(path, svg).map_err(|e| Error::write_source(path, e))
 }
 
 const PALETTE: [RGBColor; 6] = [
@@ -48,8 +76,8 @@ const PALETTE: [RGBColor; 6] = [
     RGBColor(23, 190, 207),
 ];
 
-fn plot_err(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::write(path, format!("cannot draw plot: {e}"))
+fn plot_err(title: &str, e: impl std::fmt::Display) -> Error {
+    Error::write(format!("chart {title:?}"), format!("cannot draw plot: {e}"))
 }
 
 fn ensure_parent(path: &Path) -> Result<()> {
@@ -89,12 +117,8 @@ fn range(values: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
     }
 }
 
-/// Writes `chart` as an SVG file at `path` (parent folders are created).
-///
-/// # Errors
-/// The file cannot be written.
-pub fn line_chart(path: &Path, chart: &LineChart) -> Result<()> {
-    ensure_parent(path)?;
+fn line_chart(out: &mut String, title: &str, chart: &LineChart) -> Result<()> {
+    let path = title;
     let pts = || {
         chart
             .series
@@ -108,17 +132,17 @@ pub fn line_chart(path: &Path, chart: &LineChart) -> Result<()> {
             chart
                 .h_lines
                 .iter()
-                .map(|h| h.0)
+                .map(|h| h.at)
                 .filter(|v| !chart.log_y || *v > 0.0),
         ),
         chart.log_y,
     );
-    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
+    let root = SVGBackend::with_string(out, (800, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| plot_err(path, e))?;
     macro_rules! draw {
         ($xr:expr, $yr:expr) => {{
             let mut c = ChartBuilder::on(&root)
-                .caption(&chart.title, ("sans-serif", 20))
+                .caption(title, ("sans-serif", 20))
                 .margin(15)
                 .x_label_area_size(45)
                 .y_label_area_size(70)
@@ -149,11 +173,11 @@ pub fn line_chart(path: &Path, chart: &LineChart) -> Result<()> {
                         .map_err(|e| plot_err(path, e))?;
                 }
             }
-            for (j, (v, label)) in chart.h_lines.iter().enumerate() {
+            for line in &chart.h_lines {
+                let (v, label) = (line.at, &line.label);
                 let color = RGBColor(120, 120, 120);
-                let _ = j;
                 c.draw_series(LineSeries::new(
-                    vec![(x0, *v), (x1, *v)],
+                    vec![(x0, v), (x1, v)],
                     color.stroke_width(1),
                 ))
                 .map_err(|e| plot_err(path, e))?
@@ -179,32 +203,23 @@ pub fn line_chart(path: &Path, chart: &LineChart) -> Result<()> {
     Ok(())
 }
 
-/// A heat map of a matrix (rows top to bottom), with a diverging blue–white–red scale
-/// symmetric about zero, and the value range in the title.
-///
-/// # Errors
-/// The file cannot be written.
-pub fn heatmap(
-    path: &Path,
-    title: &str,
-    values: &ndarray::Array2<f64>,
-    x_label: &str,
-    y_label: &str,
-) -> Result<()> {
-    ensure_parent(path)?;
+fn heatmap(out: &mut String, title: &str, h: &Heatmap) -> Result<()> {
+    let path = title;
+    let values = ndarray::Array2::from_shape_fn(
+        (h.values.len(), h.values.first().map_or(0, Vec::len)),
+        |(r, c)| h.values[r].get(c).copied().unwrap_or(f64::NAN),
+    );
+    let (x_label, y_label) = (h.x_label.as_str(), h.y_label.as_str());
     let (rows, cols) = values.dim();
-    let vmax = values
-        .iter()
-        .fold(
-            0.0f64,
-            |m, v| if v.is_finite() { m.max(v.abs()) } else { m },
-        )
-        .max(f64::MIN_POSITIVE);
-    let root = SVGBackend::new(path, (640, 560)).into_drawing_area();
+    let vmax = match h.scale {
+        ColourScale::Diverging { max } | ColourScale::Sequential { max, .. } => max,
+    }
+    .max(f64::MIN_POSITIVE);
+    let root = SVGBackend::with_string(out, (640, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| plot_err(path, e))?;
     let (rf, cf) = (rows.max(1) as f64, cols.max(1) as f64);
     let mut c = ChartBuilder::on(&root)
-        .caption(format!("{title}  (|max| = {vmax:.3e})"), ("sans-serif", 18))
+        .caption(format!("{title}  ({})", h.scale_note), ("sans-serif", 18))
         .margin(15)
         .x_label_area_size(40)
         .y_label_area_size(50)
@@ -261,37 +276,50 @@ pub fn heatmap(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use attnlab_core::chart::{RefLine, Series};
 
     #[test]
-    fn writes_an_svg_with_the_title_and_series() {
+    fn renders_an_svg_with_the_title_and_series() {
+        let chart = Chart {
+            name: "plot".into(),
+            title: "cos(s·π/2)".into(),
+            kind: ChartKind::Line(LineChart {
+                x_label: "separation".into(),
+                y_label: "score".into(),
+                series: vec![Series {
+                    name: "ω = π/2".into(),
+                    points: (0..5)
+                        .map(|s| (s as f64, (s as f64 * std::f64::consts::FRAC_PI_2).cos()))
+                        .collect(),
+                    markers: true,
+                }],
+                h_lines: vec![RefLine {
+                    at: 0.0,
+                    label: "zero".into(),
+                }],
+                ..Default::default()
+            }),
+        };
+        let svg = render(&chart).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("separation") && svg.contains("ω = π/2"));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/plot.svg");
-        let chart = LineChart {
-            title: "cos(s·π/2)".into(),
-            x_label: "separation".into(),
-            y_label: "score".into(),
-            series: vec![Series {
-                name: "ω = π/2".into(),
-                points: (0..5)
-                    .map(|s| (s as f64, (s as f64 * std::f64::consts::FRAC_PI_2).cos()))
-                    .collect(),
-                markers: true,
-            }],
-            h_lines: vec![(0.0, "zero".into())],
-            ..Default::default()
+        write_file(&path, &chart).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), svg);
+        let hm = Chart {
+            name: "hm".into(),
+            title: "weights".into(),
+            kind: ChartKind::Heatmap(Heatmap {
+                values: vec![vec![1.0, -0.5], vec![0.0, 0.25]],
+                row_labels: vec![],
+                col_labels: vec![],
+                x_label: "key".into(),
+                y_label: "query".into(),
+                scale: ColourScale::Diverging { max: 1.0 },
+                scale_note: "|max| = 1".into(),
+                highlight_rows: vec![],
+            }),
         };
-        line_chart(&path, &chart).unwrap();
-        let svg = std::fs::read_to_string(&path).unwrap();
-        assert!(svg.starts_with("<svg") && svg.contains("separation") && svg.contains("ω = π/2"));
-        let hm = dir.path().join("hm.svg");
-        heatmap(
-            &hm,
-            "weights",
-            &ndarray::array![[1.0, -0.5], [0.0, 0.25]],
-            "key",
-            "query",
-        )
-        .unwrap();
-        assert!(std::fs::read_to_string(&hm).unwrap().contains("<rect"));
+        assert!(render(&hm).unwrap().contains("<rect"));
     }
 }

@@ -2,13 +2,13 @@
 
 use std::path::PathBuf;
 
+use attnlab_core::api::layer_input::LayerInput;
+use attnlab_core::api::value::BlocksSource;
 use attnlab_core::attention::Mask;
-use attnlab_core::blocks::Blocks;
 use attnlab_core::choice::Choice;
-use attnlab_core::experiment::FloatType;
-use attnlab_core::layer::{InputSpec, PosKind};
+use attnlab_core::layer::PosKind;
+use attnlab_core::numeric::Dtype;
 use attnlab_core::rng::RngKind;
-use ndarray::Array2;
 
 /// How the inputs and the layer are set up.
 #[derive(Debug, Clone, clap::Args)]
@@ -48,100 +48,30 @@ pub struct InputArgs {
     #[arg(long, allow_negative_numbers = true)]
     pub index_scale: Option<f64>,
     /// Floating-point type the layer runs in.
-    #[arg(long, value_parser = super::common::choice::<FloatType>(), default_value_t = FloatType::F64)]
-    pub dtype: FloatType,
+    #[arg(long, value_parser = super::common::choice::<Dtype>(), default_value_t = Dtype::F64)]
+    pub dtype: Dtype,
     /// Print one JSON object on stdout instead of tables.
     #[arg(long)]
     pub json: bool,
 }
 
 impl InputArgs {
-    /// The index signal's scale (0.1 unless given).
-    pub fn index_scale(&self) -> f64 {
-        self.index_scale.unwrap_or(0.1)
-    }
-
-    /// The library's input specification (loads --blocks).
-    pub fn input_spec(&self) -> anyhow::Result<InputSpec> {
-        if let Some(scale) = self.index_scale {
-            if !scale.is_finite() {
-                anyhow::bail!(
-                    "invalid --index-scale: {scale}; expected a finite number (e.g. 0.1)"
-                );
-            }
-            if self.pos != PosKind::Index {
-                anyhow::bail!("--index-scale {scale} has no effect without --pos index; add --pos index or drop it");
-            }
-        }
-        let blocks = match &self.blocks {
-            Some(p) => Some(Blocks::load(p)?),
-            None => None,
-        };
-        Ok(InputSpec {
+    /// The core's request fields.
+    pub fn layer_input(&self) -> LayerInput {
+        LayerInput {
+            text: self.text.clone(),
             n: self.n,
             dim: self.dim,
-            text: self.text.clone(),
             heads: self.heads,
             seed: self.seed,
             rng: self.rng,
-            blocks,
-        })
-    }
-}
-
-/// A matrix serialized as row-major nested arrays without copying it.
-pub struct Rows<'a>(pub &'a Array2<f64>);
-
-impl serde::Serialize for Rows<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let mut seq = serializer.serialize_seq(Some(self.0.nrows()))?;
-        for row in self.0.rows() {
-            seq.serialize_element(&row.as_slice().map_or_else(|| row.to_vec(), <[f64]>::to_vec))?;
+            blocks: self.blocks.clone().map(BlocksSource::Path),
+            mask: self.mask,
+            pos: self.pos,
+            index_scale: self.index_scale,
+            dtype: self.dtype,
         }
-        seq.end()
     }
-}
-
-/// Row-major nested rows of a matrix, for JSON.
-pub fn nested(a: &Array2<f64>) -> Vec<Vec<f64>> {
-    a.rows().into_iter().map(|r| r.to_vec()).collect()
-}
-
-/// The most rows a terminal table shows; larger matrices are elided (use --json).
-pub const MAX_ROWS_SHOWN: usize = 12;
-/// The most columns a terminal table shows (eight fit a 120-column terminal).
-pub const MAX_COLS_SHOWN: usize = 8;
-
-/// A matrix as a terminal table with row labels. Matrices larger than [`MAX_ROWS_SHOWN`] rows or
-/// [`MAX_COLS_SHOWN`] columns show their first rows and columns and say how many were left out.
-pub fn matrix_table(a: &Array2<f64>, row_labels: Option<&[String]>) -> comfy_table::Table {
-    let (rows, cols) = (a.nrows().min(MAX_ROWS_SHOWN), a.ncols().min(MAX_COLS_SHOWN));
-    let mut header = vec![String::new()];
-    header.extend((0..cols).map(|j| j.to_string()));
-    if cols < a.ncols() {
-        header.push(format!("… {} more", a.ncols() - cols));
-    }
-    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-    let mut t = super::output::table(&header_refs);
-    for (i, row) in a.rows().into_iter().take(rows).enumerate() {
-        let label = row_labels
-            .and_then(|l| l.get(i))
-            .map_or(i.to_string(), |l| format!("{i} {l}"));
-        let mut cells = vec![label];
-        cells.extend(row.iter().take(cols).map(|&v| format!("{v:.6}")));
-        if cols < a.ncols() {
-            cells.push("…".into());
-        }
-        t.add_row(cells);
-    }
-    if rows < a.nrows() {
-        t.add_row(vec![format!(
-            "… {} more rows (--json prints everything)",
-            a.nrows() - rows
-        )]);
-    }
-    t
 }
 
 /// A whole number written as `4096`, `1e6` or `2^20`; `None` for anything else.

@@ -7,9 +7,9 @@ use attnlab_core::tokenizer::Vocabulary;
 use ndarray::Array2;
 use serde_json::json;
 
-use super::common::{matrix_table, nested};
 use super::output::{print_json, sci, table};
 use super::Outcome;
+use attnlab_render::text::matrix_table;
 
 /// Options of `attnlab embed`.
 #[derive(Debug, clap::Args)]
@@ -154,4 +154,9 @@ pub fn run(args: EmbedArgs) -> anyhow::Result<Outcome> {
         println!("{b}");
     }
     Ok(Outcome::from_bool(exact && linear_ok))
+}
+
+/// TRANSITIONAL: row-major nested rows of a matrix, until embed has its report type.
+fn nested(a: &ndarray::Array2<f64>) -> Vec<Vec<f64>> {
+    a.rows().into_iter().map(|r| r.to_vec()).collect()
 }

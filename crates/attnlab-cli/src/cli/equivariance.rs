@@ -1,14 +1,12 @@
 //! `attnlab equivariance`: check f(ΠH) = Π f(H) (or invariance for a readout) with evidence.
 
-use attnlab_core::experiment::{self, PermChoice};
-use attnlab_core::layer::{LayerKind, LayerSpec, Readout};
-use attnlab_core::symmetry::Permutation;
-use serde_json::json;
+use attnlab_core::api::equivariance::EquivarianceRequest;
+use attnlab_core::api::value::List;
+use attnlab_core::api::{Outcome, Request};
+use attnlab_core::layer::{LayerKind, Readout};
 
-use super::attend::spec_pos;
 use super::common::InputArgs;
-use super::output::{print_json, sci, table};
-use super::Outcome;
+use super::exec::{execute, Show};
 
 /// Options of `attnlab equivariance`.
 #[derive(Debug, clap::Args)]
@@ -36,138 +34,20 @@ pub struct EquivarianceArgs {
 }
 
 pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
-    let a = &args.input;
-    let inputs = a.input_spec()?.build()?;
-    let n = inputs.x.nrows();
-    let readout = Readout::parse(&args.readout)?;
-    let spec = LayerSpec {
-        kind: args.layer,
-        pos: a.pos,
-        mask: a.mask,
-        readout,
-        index_scale: a.index_scale(),
-        ..LayerSpec::default()
-    };
-    let perm_seed = args.perm_seed.unwrap_or(a.seed);
-    let choice = match (&args.perm, args.exhaustive, args.samples) {
-        (Some(p), _, _) => PermChoice::Given(Permutation::parse(p, n)?),
-        (None, true, _) => PermChoice::Exhaustive,
-        (None, false, Some(k)) => PermChoice::Samples { k, seed: perm_seed },
-        (None, false, None) => PermChoice::default_for(n, perm_seed),
-    };
-    let perms = choice.permutations(n)?;
-    let result = experiment::symmetry(&spec, &inputs, &perms, a.dtype)?;
-    let note = perms.iter().all(|p| p.is_identity()).then(|| {
-        format!("only the identity permutation exists for n = {n}, so this check cannot show anything about equivariance; use n ≥ 2")
+    let request = Request::Equivariance(EquivarianceRequest {
+        input: args.input.layer_input(),
+        layer: args.layer,
+        readout: Readout::parse(&args.readout)?,
+        perm: args.perm.as_deref().map(List::parse),
+        exhaustive: args.exhaustive,
+        samples: args.samples,
+        perm_seed: args.perm_seed,
     });
-    let r = &result.report;
-    let layer_name = match args.layer {
-        LayerKind::Attention => "attention",
-        LayerKind::Rnn => "rnn",
-    };
-    let perm_mode = match &choice {
-        PermChoice::Given(_) => "given".to_string(),
-        PermChoice::Exhaustive => "exhaustive".to_string(),
-        PermChoice::Samples { k, seed } => format!("{k} random (seed {seed})"),
-    };
-    if a.json {
-        print_json(&json!({
-            "holds": r.holds,
-            "verdict": r.verdict,
-            "property": r.property,
-            "equation": r.equation,
-            "max_abs_error": r.max_abs_error,
-            "max_rel_error": r.max_rel_error,
-            "max_ulps": r.max_ulps,
-            "tolerance": r.tolerance,
-            "tolerance_derivation": r.tolerance_detail.derivation,
-            "margin": r.margin,
-            "permutations_checked": r.permutations_checked,
-            "permutations": perm_mode,
-            "worst": { "perm": r.worst.perm, "row": r.worst.row, "col": r.worst.col, "lhs": r.worst.lhs, "rhs": r.worst.rhs },
-            "layer": layer_name,
-            "pos": spec_pos(&spec),
-            "mask": a.mask.name(),
-            "readout": readout.name(),
-            "dtype": a.dtype.name(),
-            "seed": a.seed,
-            "rng": a.rng.name(),
-            "n": n,
-            "dim": inputs.x.ncols(),
-            "heads": inputs.heads,
-            "weight_form": result.weight_form,
-            "controls": result.controls,
-            "diagnosis": result.diagnosis,
-            "note": note,
-        }))?;
-        return Ok(Outcome::from_bool(r.holds));
-    }
-    println!(
-        "{}: {} — layer {layer_name}, positions {}, mask {}, readout {}, {} (n = {n}, d = {}, seed {}, rng {})",
-        r.equation,
-        r.verdict.to_uppercase(),
-        spec_pos(&spec),
-        a.mask.name(),
-        readout.name(),
-        a.dtype.name(),
-        inputs.x.ncols(),
-        a.seed,
-        a.rng.name()
-    );
-    let mut t = table(&[
-        "check",
-        "verdict",
-        "max abs error",
-        "max rel error",
-        "max ulps",
-        "tolerance",
-        "margin",
-        "perms",
-        "worst (perm, row, col)",
-    ]);
-    let mut add = |name: &str, r: &attnlab_core::symmetry::CheckReport| {
-        t.add_row(vec![
-            name.to_string(),
-            r.verdict.clone(),
-            sci(r.max_abs_error),
-            sci(r.max_rel_error),
-            r.max_ulps.to_string(),
-            sci(r.tolerance),
-            sci(r.margin),
-            r.permutations_checked.to_string(),
-            format!("{:?}, {}, {}", r.worst.perm, r.worst.row, r.worst.col),
-        ]);
-    };
-    add(&r.equation, r);
-    if let Some(w) = &result.weight_form {
-        add(&w.equation, w);
-    }
-    println!("{t}");
-    println!(
-        "permutations: {perm_mode}; tolerance: {}",
-        r.tolerance_detail.derivation
-    );
-    let mut c = table(&["control", "must show", "max abs error", "margin", "ok"]);
-    for ctl in &result.controls {
-        c.add_row(vec![
-            ctl.name.clone(),
-            ctl.expectation.clone(),
-            sci(ctl.max_abs_error),
-            sci(ctl.margin),
-            if ctl.ok { "yes".into() } else { "NO".into() },
-        ]);
-    }
-    println!("{c}");
-    let dg = &result.diagnosis;
-    println!(
-        "round-off or structure? {} — f32 error {}, f64 error {}: {}",
-        dg.conclusion,
-        sci(dg.f32_error),
-        sci(dg.f64_error),
-        dg.explanation
-    );
-    if let Some(note) = &note {
-        println!("note: {note}");
-    }
-    Ok(Outcome::from_bool(r.holds))
+    execute(
+        &request,
+        &Show {
+            json: args.input.json,
+            plot_dir: None,
+        },
+    )
 }

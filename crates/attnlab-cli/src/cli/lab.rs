@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::legacy_plot::{heatmap, line_chart, LineChart, Series};
 use attnlab_core::lab::{self, LabConfig, LabReport};
-use attnlab_render::svg::{heatmap, line_chart, LineChart, Series};
 use ndarray::Array2;
 
 use super::output::{num, print_json, sci, table};
@@ -201,7 +201,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<Outcome> {
     );
     println!(
         "→ {}: max |difference| = {} ({} ulp) ≤ tolerance {} — equal to numerical precision; {}\n",
-        rep.verdict.to_uppercase(),
+        rep.verdict.name().to_uppercase(),
         sci(rep.max_abs_error),
         rep.max_ulps,
         sci(rep.tolerance),
@@ -277,7 +277,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<Outcome> {
         t.add_row(vec![
             e.name.clone(),
             e.expected.clone(),
-            e.verdict.clone(),
+            e.verdict.name().to_string(),
             sci(e.max_abs_error),
             sci(e.margin),
             e.permutations_checked.to_string(),

@@ -6,7 +6,9 @@ mod claims;
 mod common;
 mod embed;
 mod equivariance;
+mod exec;
 mod lab;
+mod legacy_plot;
 mod output;
 mod predict;
 mod rope;
@@ -15,7 +17,15 @@ mod session;
 
 use clap::{Parser, Subcommand};
 
-pub use output::Outcome;
+pub use attnlab_core::api::Outcome;
+
+use std::sync::atomic::AtomicBool;
+
+/// Set by Ctrl-C: long computations stop cleanly at their next check.
+pub fn interrupted() -> &'static AtomicBool {
+    static FLAG: AtomicBool = AtomicBool::new(false);
+    &FLAG
+}
 
 /// Compute, verify and audit what attention layers and positional encodings actually do.
 ///

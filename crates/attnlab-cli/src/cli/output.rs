@@ -4,26 +4,6 @@ use std::io::Write;
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 
-/// What a command concluded: the checked property holds (exit 0) or fails (exit 1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Success, or the checked property holds.
-    Holds,
-    /// The checked property does not hold.
-    Fails,
-}
-
-impl Outcome {
-    /// `Holds` when `ok`, else `Fails`.
-    pub fn from_bool(ok: bool) -> Self {
-        if ok {
-            Outcome::Holds
-        } else {
-            Outcome::Fails
-        }
-    }
-}
-
 /// Prints one JSON value on stdout, pretty-printed, followed by a newline.
 pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();

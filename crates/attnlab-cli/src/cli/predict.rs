@@ -4,9 +4,9 @@ use attnlab_core::blocks::Blocks;
 use attnlab_core::predict::predict;
 use ndarray::Array2;
 
-use super::common::matrix_table;
 use super::output::{num, print_json, table};
 use super::Outcome;
+use attnlab_render::text::matrix_table;
 
 /// Options of `attnlab predict`.
 #[derive(Debug, clap::Args)]

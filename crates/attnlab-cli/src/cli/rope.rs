@@ -3,12 +3,12 @@
 
 use clap::Subcommand;
 
+use super::legacy_plot::{line_chart, LineChart, Series};
 use attnlab_core::position::frequencies::{
     parse_omega_list, short_number, Omega, RotaryFrequencies,
 };
 use attnlab_core::position::rotary::{aligned_scores, separations_like_zero};
 use attnlab_core::spectrum::resolve::DEFAULT_TOL;
-use attnlab_render::svg::{line_chart, LineChart, Series};
 use serde_json::json;
 
 use super::output::{num, print_json, table};

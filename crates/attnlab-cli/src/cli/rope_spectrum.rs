@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use super::legacy_plot::{line_chart, LineChart, Series};
 use anyhow::{anyhow, bail, Result};
 use attnlab_core::config;
 use attnlab_core::numeric::Dtype;
@@ -10,7 +11,6 @@ use attnlab_core::position::frequencies::{
     parse_omega_list, short_number, Omega, RotaryFrequencies,
 };
 use attnlab_core::spectrum::{audit as au, identity as id, period as pe, resolve as re};
-use attnlab_render::svg::{line_chart, LineChart, Series};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 
@@ -499,7 +499,7 @@ pub struct AuditArgs {
 }
 
 fn write_audit_plots(dir: &Path, r: &au::AuditReport) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| attnlab_core::Error::io(dir, e))?;
+    std::fs::create_dir_all(dir).map_err(|e| attnlab_core::Error::io_source(dir, e))?;
     line_chart(
         &dir.join("wavelengths.svg"),
         &LineChart {

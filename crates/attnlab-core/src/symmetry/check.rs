@@ -43,6 +43,27 @@ impl Property {
     }
 }
 
+crate::choice! {
+    /// The verdict of a check.
+    pub enum Verdict("verdict") {
+        /// Every compared entry is within the tolerance.
+        Holds = "holds",
+        /// Some entry exceeds the tolerance.
+        Breaks = "breaks",
+    }
+}
+
+impl Verdict {
+    /// `Holds` when `holds`.
+    pub fn from_holds(holds: bool) -> Self {
+        if holds {
+            Verdict::Holds
+        } else {
+            Verdict::Breaks
+        }
+    }
+}
+
 /// The tolerance a check uses, with its derivation:
 /// `value = k · eps(dtype) · (n + d) · scale`.
 ///
@@ -86,14 +107,13 @@ impl Tolerance {
             eps,
             growth,
             scale,
-            derivation: format!(
-                "k·eps·(n+d)·max|f(H)| = {}·{:.3e}·({}+{})·{:.3e} = {:.3e} (reordered sums of n and d terms, a few roundings each, relative to the output scale)",
+            derivation: crate::present::prose::tolerance_derivation(
                 Self::K,
                 eps,
                 n,
                 d,
                 scale,
-                value
+                value,
             ),
         }
     }
@@ -123,8 +143,8 @@ pub struct CheckReport {
     pub equation: String,
     /// Whether every compared entry is within the tolerance.
     pub holds: bool,
-    /// `"holds"` or `"breaks"`.
-    pub verdict: String,
+    /// Holds or breaks (the same as `holds`, as a word for reports).
+    pub verdict: Verdict,
     /// max |lhs − rhs| over all entries and transformations (in f64).
     pub max_abs_error: f64,
     /// max |lhs − rhs| / max |rhs| (normwise relative error of the worst transformation).
@@ -142,7 +162,7 @@ pub struct CheckReport {
     /// Where the largest difference occurred.
     pub worst: Worst,
     /// The layer's dtype.
-    pub dtype: String,
+    pub dtype: crate::Dtype,
 }
 
 /// Entry-by-entry comparison of two arrays of the same shape, in `f64`.
@@ -258,7 +278,7 @@ impl Tracker {
             property,
             equation: property.equation().to_string(),
             holds,
-            verdict: if holds { "holds" } else { "breaks" }.to_string(),
+            verdict: Verdict::from_holds(holds),
             max_abs_error: max_abs,
             max_rel_error: self.max_rel,
             max_ulps: self.max_ulps,
@@ -267,7 +287,7 @@ impl Tracker {
             tolerance_detail: tol,
             permutations_checked: self.count,
             worst: self.worst,
-            dtype: T::NAME.to_string(),
+            dtype: T::DTYPE,
         }
     }
 }

@@ -9,6 +9,6 @@ mod permutation;
 
 pub use check::{
     check_equivariance, check_future_independence, check_invariance, check_prefix_invariance,
-    check_weight_equivariance, compare, CheckReport, Diff, Property, Tolerance, Worst,
+    check_weight_equivariance, compare, CheckReport, Diff, Property, Tolerance, Verdict, Worst,
 };
 pub use permutation::Permutation;

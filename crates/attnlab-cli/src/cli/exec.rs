@@ -1,0 +1,105 @@
+//! Runs a core request and renders its report: JSON (exactly the report's serialisation), the
+//! text rendering, and the report's charts as SVG files. A progress bar appears on stderr for
+//! runs longer than a second (never on a non-terminal).
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use attnlab_core::api::{self, Context, Outcome, Report, Request};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// How a report is shown.
+#[derive(Debug, Clone, Default)]
+pub struct Show<'a> {
+    /// Print the report's JSON instead of text.
+    pub json: bool,
+    /// Write every chart of the report into this directory as `<name>.svg`.
+    pub plot_dir: Option<&'a Path>,
+}
+
+/// Runs `request` and shows its report.
+pub fn execute(request: &Request, show: &Show) -> anyhow::Result<Outcome> {
+    let report = run_with_progress(request)?;
+    emit(&report, show)?;
+    Ok(report.outcome())
+}
+
+/// Runs `request` with a progress bar that shows itself after one second.
+pub fn run_with_progress(request: &Request) -> anyhow::Result<Report> {
+    let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::hidden());
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let start = Instant::now();
+    let shown = std::sync::atomic::AtomicBool::new(false);
+    let progress = |stage: &str, fraction: f64| {
+        if !shown.load(std::sync::atomic::Ordering::Relaxed)
+            && start.elapsed() > Duration::from_secs(1)
+        {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            shown.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        bar.set_message(stage.to_string());
+        bar.set_position((fraction.clamp(0.0, 1.0) * 1000.0) as u64);
+    };
+    let ctx = Context {
+        progress: &progress,
+        cancel: Some(super::interrupted()),
+        allow_files: true,
+    };
+    let report = api::run_with(request, &ctx);
+    bar.finish_and_clear();
+    Ok(report?)
+}
+
+/// Shows a report: JSON or text on stdout, charts into the plot directory.
+pub fn emit(report: &Report, show: &Show) -> anyhow::Result<()> {
+    if let Some(dir) = show.plot_dir {
+        write_charts(dir, report)?;
+    }
+    let mut out = std::io::stdout().lock();
+    if show.json {
+        serde_json::to_writer_pretty(&mut out, report).map_err(stdout_error)?;
+        writeln!(out).map_err(stdout_error)?;
+    } else {
+        out.write_all(attnlab_render::text::render(report).as_bytes())
+            .map_err(stdout_error)?;
+        if let Some(dir) = show.plot_dir {
+            for chart in report.charts() {
+                writeln!(
+                    out,
+                    "Plot written to {}",
+                    dir.join(format!("{}.svg", chart.name)).display()
+                )
+                .map_err(stdout_error)?;
+            }
+        }
+    }
+    out.flush().map_err(stdout_error)?;
+    Ok(())
+}
+
+/// Writes each chart of `report` to `dir/<name>.svg` (creating `dir`).
+pub fn write_charts(dir: &Path, report: &Report) -> anyhow::Result<()> {
+    let charts = report.charts();
+    if charts.is_empty() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| attnlab_core::Error::write_source(dir, e))?;
+    for chart in &charts {
+        let path = dir.join(format!("{}.svg", chart.name));
+        attnlab_render::svg::write_file(&path, chart)?;
+    }
+    Ok(())
+}
+
+/// A failed write to stdout, as an error (a closed pipe is handled by the caller).
+pub fn stdout_error(e: impl Into<std::io::Error>) -> anyhow::Error {
+    let e: std::io::Error = e.into();
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        return anyhow::Error::new(e);
+    }
+    anyhow::Error::new(attnlab_core::Error::write_source("standard output", e))
+}

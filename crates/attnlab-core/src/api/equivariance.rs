@@ -1,0 +1,225 @@
+//! `attnlab equivariance`: checks f(ΠH) = Π f(H) (or f(ΠH) = f(H) for a readout) with its
+//! evidence — errors, the derived tolerance, the margin, controls and the f32/f64 diagnosis.
+
+use serde::{Deserialize, Serialize};
+
+use super::layer_input::LayerInput;
+use super::value::List;
+use super::{Context, Outcome};
+use crate::attention::Mask;
+use crate::chart::Chart;
+use crate::experiment::{self, Control, Diagnosis, PermChoice};
+use crate::layer::{LayerKind, PosKind, Readout};
+use crate::rng::RngKind;
+use crate::symmetry::{CheckReport, Permutation, Property, Verdict, Worst};
+use crate::{Dtype, Error, Result};
+
+/// The request of `attnlab equivariance`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EquivarianceRequest {
+    /// The layer's inputs and set-up (the `attend` options).
+    #[serde(flatten)]
+    pub input: LayerInput,
+    /// The layer under test.
+    pub layer: LayerKind,
+    /// Readout after the layer: none (check equivariance), mean or row:I (check invariance).
+    pub readout: Readout,
+    /// One permutation, as numpy's `X[perm]` list, e.g. `2,0,3,1`.
+    pub perm: Option<List>,
+    /// Every permutation of the n positions (n ≤ 8).
+    pub exhaustive: bool,
+    /// K random non-identity permutations (default: exhaustive for n ≤ 6, else 100 samples).
+    pub samples: Option<usize>,
+    /// Seed of the random permutations (default: `seed`).
+    pub perm_seed: Option<u64>,
+}
+
+impl Default for EquivarianceRequest {
+    fn default() -> Self {
+        EquivarianceRequest {
+            input: LayerInput::default(),
+            layer: LayerKind::Attention,
+            readout: Readout::None,
+            perm: None,
+            exhaustive: false,
+            samples: None,
+            perm_seed: None,
+        }
+    }
+}
+
+crate::choice! {
+    /// How the permutations of a check were chosen.
+    pub enum PermutationMode("permutations") {
+        /// One permutation the user gave.
+        Given = "given",
+        /// All n! permutations.
+        Exhaustive = "exhaustive",
+        /// Random non-identity permutations.
+        Random = "random",
+    }
+}
+
+/// Which permutations a check ran over.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PermutationSet {
+    /// Given, exhaustive or random.
+    pub mode: PermutationMode,
+    /// How many were asked for (random) or exist (exhaustive, given).
+    pub count: usize,
+    /// Seed of the random permutations (random only).
+    pub seed: Option<u64>,
+}
+
+/// The report of `attnlab equivariance`.
+#[derive(Debug, Clone, Serialize)]
+pub struct EquivarianceReport {
+    /// Whether the property holds within the tolerance.
+    pub holds: bool,
+    /// Holds or breaks.
+    pub verdict: Verdict,
+    /// Equivariance or invariance.
+    pub property: Property,
+    /// The equation checked.
+    pub equation: String,
+    /// max |lhs − rhs| over entries and permutations (in f64).
+    pub max_abs_error: f64,
+    /// Normwise relative error of the worst permutation.
+    pub max_rel_error: f64,
+    /// Largest distance in units in the last place of the layer's dtype.
+    pub max_ulps: u64,
+    /// The absolute tolerance.
+    pub tolerance: f64,
+    /// How the tolerance was derived, with its numbers.
+    pub tolerance_derivation: String,
+    /// `max_abs_error / tolerance` (< 1 holds).
+    pub margin: f64,
+    /// How many permutations were compared.
+    pub permutations_checked: usize,
+    /// Which permutations.
+    pub permutations: PermutationSet,
+    /// Where the largest difference occurred.
+    pub worst: Worst,
+    /// The layer under test.
+    pub layer: LayerKind,
+    /// Positional information.
+    pub pos: PosKind,
+    /// Attention mask.
+    pub mask: Mask,
+    /// Readout.
+    pub readout: Readout,
+    /// The layer's dtype.
+    pub dtype: Dtype,
+    /// Seed of the generator.
+    pub seed: u64,
+    /// Generator.
+    pub rng: RngKind,
+    /// Sequence length.
+    pub n: usize,
+    /// Model width.
+    pub dim: usize,
+    /// Heads.
+    pub heads: usize,
+    /// The weight form A(ΠH) = Π A(H) Πᵀ (bare attention without readout), worst head.
+    pub weight_form: Option<CheckReport>,
+    /// Positive (identity) and negative (broken layer) controls.
+    pub controls: Vec<Control>,
+    /// Round-off or structure: the same check in f32 and f64.
+    pub diagnosis: Diagnosis,
+    /// A caveat about what the check can show (e.g. n = 1 has only the identity).
+    pub note: Option<String>,
+}
+
+impl EquivarianceReport {
+    /// Holds → exit 0, breaks → exit 1.
+    pub fn outcome(&self) -> Outcome {
+        Outcome::from_bool(self.holds)
+    }
+
+    /// No charts: the table and the diagnosis say it all (the lab draws the difference).
+    pub fn charts(&self) -> Vec<Chart> {
+        Vec::new()
+    }
+}
+
+/// Runs the check.
+///
+/// # Errors
+/// Bad options (see [`LayerInput::inputs`]), a permutation of the wrong length, conflicting
+/// permutation choices.
+pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceReport> {
+    let a = &req.input;
+    let chosen = req.perm.is_some() as u8 + req.exhaustive as u8 + req.samples.is_some() as u8;
+    if chosen > 1 {
+        return Err(Error::invalid(
+            "permutation choice",
+            "several given",
+            "at most one of --perm, --exhaustive, --samples",
+        ));
+    }
+    let inputs = a.inputs(ctx)?;
+    let n = inputs.x.nrows();
+    let spec = a.spec(req.layer, req.readout);
+    let perm_seed = req.perm_seed.unwrap_or(a.seed);
+    let choice = match (&req.perm, req.exhaustive, req.samples) {
+        (Some(p), _, _) => PermChoice::Given(Permutation::parse(&p.joined(), n)?),
+        (None, true, _) => PermChoice::Exhaustive,
+        (None, false, Some(k)) => PermChoice::Samples { k, seed: perm_seed },
+        (None, false, None) => PermChoice::default_for(n, perm_seed),
+    };
+    let perms = choice.permutations(n)?;
+    ctx.check_cancelled("equivariance check")?;
+    let result = experiment::symmetry(&spec, &inputs, &perms, a.dtype)?;
+    let note = perms
+        .iter()
+        .all(Permutation::is_identity)
+        .then(|| crate::present::prose::only_identity(n));
+    let permutations = match &choice {
+        PermChoice::Given(_) => PermutationSet {
+            mode: PermutationMode::Given,
+            count: 1,
+            seed: None,
+        },
+        PermChoice::Exhaustive => PermutationSet {
+            mode: PermutationMode::Exhaustive,
+            count: perms.len(),
+            seed: None,
+        },
+        PermChoice::Samples { k, seed } => PermutationSet {
+            mode: PermutationMode::Random,
+            count: *k,
+            seed: Some(*seed),
+        },
+    };
+    let r = result.report;
+    Ok(EquivarianceReport {
+        holds: r.holds,
+        verdict: r.verdict,
+        property: r.property,
+        equation: r.equation,
+        max_abs_error: r.max_abs_error,
+        max_rel_error: r.max_rel_error,
+        max_ulps: r.max_ulps,
+        tolerance: r.tolerance,
+        tolerance_derivation: r.tolerance_detail.derivation,
+        margin: r.margin,
+        permutations_checked: r.permutations_checked,
+        permutations,
+        worst: r.worst,
+        layer: req.layer,
+        pos: a.pos,
+        mask: a.mask,
+        readout: req.readout,
+        dtype: a.dtype,
+        seed: a.seed,
+        rng: a.rng,
+        n,
+        dim: inputs.x.ncols(),
+        heads: inputs.heads,
+        weight_form: result.weight_form,
+        controls: result.controls,
+        diagnosis: result.diagnosis,
+        note,
+    })
+}

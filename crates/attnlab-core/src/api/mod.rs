@@ -1,0 +1,218 @@
+//! The request → report contract every front end shares.
+//!
+//! Each command has a serde `Request` type (field names are the CLI's long options in
+//! snake_case, defaults identical to the CLI's) and a typed `Report`; [`run`] turns one into the
+//! other. `attnlab <command> --json` prints exactly the serialisation of the report, the web
+//! lab's `POST /api/<command>` returns the same JSON for the same request, and Python's
+//! functions return it as a dict — so the JSON interface is defined once, here.
+//!
+//! ```
+//! use attnlab_core::api::{self, equivariance::EquivarianceRequest, Request};
+//! let req = Request::Equivariance(EquivarianceRequest {
+//!     perm: Some("2,0,3,1".parse().unwrap()),
+//!     ..Default::default()
+//! });
+//! let report = api::run(&req).unwrap();
+//! assert!(report.outcome().holds());
+//! ```
+
+pub mod attend;
+pub mod equivariance;
+pub mod layer_input;
+pub mod value;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::chart::Chart;
+use crate::{Error, Result};
+
+/// What a command concluded: the checked property holds (exit code 0) or fails (exit code 1).
+/// Errors (bad input) are not outcomes: they are [`Error`]s (exit code 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Success, or the checked property holds.
+    Holds,
+    /// The checked property does not hold.
+    Fails,
+}
+
+impl Outcome {
+    /// `Holds` when `ok`, else `Fails`.
+    pub fn from_bool(ok: bool) -> Self {
+        if ok {
+            Outcome::Holds
+        } else {
+            Outcome::Fails
+        }
+    }
+
+    /// Whether it holds.
+    pub fn holds(self) -> bool {
+        self == Outcome::Holds
+    }
+
+    /// The process exit code: 0 or 1.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Holds => 0,
+            Outcome::Fails => 1,
+        }
+    }
+}
+
+/// How a run is observed and bounded by its front end.
+pub struct Context<'a> {
+    /// Called with a stage name and the fraction done (0..=1) by long computations.
+    pub progress: &'a (dyn Fn(&str, f64) + Sync),
+    /// Set to stop a long computation early (Ctrl-C, a time limit): it returns
+    /// [`crate::ErrorKind::Cancelled`].
+    pub cancel: Option<&'a AtomicBool>,
+    /// Whether requests may name files to read (`blocks`, `config`). The web server says no.
+    pub allow_files: bool,
+}
+
+impl Default for Context<'_> {
+    fn default() -> Self {
+        Context {
+            progress: &|_, _| {},
+            cancel: None,
+            allow_files: true,
+        }
+    }
+}
+
+impl Context<'_> {
+    /// An error if the run was cancelled.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::Cancelled`] once `cancel` is set.
+    pub fn check_cancelled(&self, what: &str) -> Result<()> {
+        match self.cancel {
+            Some(flag) if flag.load(Ordering::Relaxed) => Err(Error::cancelled(what)),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// One request, for any command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum Request {
+    /// `attnlab attend`.
+    Attend(attend::AttendRequest),
+    /// `attnlab equivariance`.
+    Equivariance(equivariance::EquivarianceRequest),
+}
+
+/// One report, for any command; serialises as the command's own report (no wrapper).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Report {
+    /// `attnlab attend`.
+    Attend(Box<attend::AttendReport>),
+    /// `attnlab equivariance`.
+    Equivariance(Box<equivariance::EquivarianceReport>),
+}
+
+/// The command names, as the CLI spells them (`rope audit` is `rope/audit` in URLs).
+pub const COMMANDS: &[&str] = &["attend", "equivariance"];
+
+impl Request {
+    /// The command's name as the CLI spells it.
+    pub fn command(&self) -> &'static str {
+        match self {
+            Request::Attend(_) => "attend",
+            Request::Equivariance(_) => "equivariance",
+        }
+    }
+
+    /// Builds a request from the command's name and a JSON body (an object whose fields are the
+    /// CLI's long options in snake_case). Unknown fields are errors, not silently ignored.
+    ///
+    /// # Errors
+    /// An unknown command, a body that is not an object, unknown fields, wrong types.
+    pub fn from_json(command: &str, body: serde_json::Value) -> Result<Request> {
+        fn typed<T: Serialize + for<'de> Deserialize<'de> + Default>(
+            command: &str,
+            body: serde_json::Value,
+        ) -> Result<T> {
+            let serde_json::Value::Object(map) = &body else {
+                return Err(Error::invalid(
+                    format!("{command} request"),
+                    crate::present::text::shorten(&body.to_string()),
+                    "a JSON object whose fields are the command's options",
+                ));
+            };
+            let known = serde_json::to_value(T::default()).unwrap_or_default();
+            if let Some(known) = known.as_object() {
+                if let Some(k) = map.keys().find(|k| !known.contains_key(k.as_str())) {
+                    let mut names: Vec<&str> = known.keys().map(String::as_str).collect();
+                    names.sort_unstable();
+                    return Err(Error::invalid(
+                        format!("{command} request field"),
+                        crate::present::text::shorten(k),
+                        format!("one of {}", names.join(", ")),
+                    ));
+                }
+            }
+            serde_json::from_value(body).map_err(|e| {
+                Error::invalid(
+                    format!("{command} request"),
+                    crate::present::text::shorten(&e.to_string()),
+                    "the fields documented by `attnlab <command> --help`",
+                )
+            })
+        }
+        Ok(match command {
+            "attend" => Request::Attend(typed(command, body)?),
+            "equivariance" => Request::Equivariance(typed(command, body)?),
+            other => {
+                return Err(Error::invalid(
+                    "command",
+                    crate::present::text::shorten(other),
+                    COMMANDS.join(", "),
+                ))
+            }
+        })
+    }
+}
+
+impl Report {
+    /// What the report concluded (the exit code).
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            Report::Attend(_) => Outcome::Holds,
+            Report::Equivariance(r) => r.outcome(),
+        }
+    }
+
+    /// The charts that show this report (empty when a table says it all).
+    pub fn charts(&self) -> Vec<Chart> {
+        match self {
+            Report::Attend(r) => r.charts(),
+            Report::Equivariance(r) => r.charts(),
+        }
+    }
+}
+
+/// Runs one request with the default context (no progress, no cancellation, files allowed).
+///
+/// # Errors
+/// Bad input, unreadable files, requests over the limits.
+pub fn run(request: &Request) -> Result<Report> {
+    run_with(request, &Context::default())
+}
+
+/// Runs one request.
+///
+/// # Errors
+/// Bad input, unreadable files, requests over the limits, cancellation.
+pub fn run_with(request: &Request, ctx: &Context) -> Result<Report> {
+    Ok(match request {
+        Request::Attend(r) => Report::Attend(Box::new(attend::run(r, ctx)?)),
+        Request::Equivariance(r) => Report::Equivariance(Box::new(equivariance::run(r, ctx)?)),
+    })
+}

@@ -1,0 +1,249 @@
+//! Value types of requests that accept more than one spelling, so the CLI, JSON bodies and
+//! Python keywords all mean the same thing: counts (`4096`, `"1e6"`, `"2^20"`, `"128k"`),
+//! lists written as text or as arrays, and blocks given as a file or inline.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use ndarray::Array2;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::blocks::Blocks;
+use crate::{Error, Result};
+
+/// A whole number written as `4096`, `1e6`, `2^20`, `128k`, `1M` (k = 1024, M = 1024²,
+/// G = 1024³, the way context lengths are named), or given as a JSON number.
+///
+/// ```
+/// use attnlab_core::api::value::Count;
+/// assert_eq!(Count::parse("2^17").unwrap().get(), 131072);
+/// assert_eq!(Count::parse("128k").unwrap().get(), 131072);
+/// assert_eq!(Count::parse("1M").unwrap().get(), 1 << 20);
+/// assert_eq!(Count::parse("1e6").unwrap().get(), 1_000_000);
+/// assert!(Count::parse("1.5").is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Count(pub u64);
+
+impl Count {
+    /// The value.
+    pub fn get(self) -> u64 {
+        self.0
+    }
+
+    /// Parses a count.
+    ///
+    /// # Errors
+    /// Anything that is not a non-negative whole number below 2⁶⁴.
+    pub fn parse(s: &str) -> Result<Count> {
+        Self::parse_str(s).ok_or_else(|| {
+            Error::invalid(
+                "count",
+                crate::present::text::shorten(s),
+                "a whole number such as 4096, 1e6, 2^20 or 128k",
+            )
+        })
+    }
+
+    fn parse_str(s: &str) -> Option<Count> {
+        let t = s.trim();
+        if let Ok(v) = t.parse::<u64>() {
+            return Some(Count(v));
+        }
+        if let Some((b, e)) = t.split_once('^') {
+            return b
+                .trim()
+                .parse::<u64>()
+                .ok()?
+                .checked_pow(e.trim().parse::<u32>().ok()?)
+                .map(Count);
+        }
+        let (digits, unit) = match t.char_indices().last()? {
+            (i, 'k' | 'K') => (&t[..i], 1u64 << 10),
+            (i, 'm' | 'M') => (&t[..i], 1 << 20),
+            (i, 'g' | 'G') => (&t[..i], 1 << 30),
+            _ => (t, 1),
+        };
+        if unit > 1 {
+            return digits
+                .trim()
+                .parse::<u64>()
+                .ok()?
+                .checked_mul(unit)
+                .map(Count);
+        }
+        let v: f64 = t.parse().ok()?;
+        (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1.8e19).then_some(Count(v as u64))
+    }
+}
+
+impl fmt::Display for Count {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl std::str::FromStr for Count {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Count> {
+        Count::parse(s)
+    }
+}
+
+impl Serialize for Count {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_u64(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Float(f64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Int(v) => Ok(Count(v)),
+            Raw::Float(v) => Count::parse_str(&v.to_string())
+                .ok_or_else(|| serde::de::Error::custom(format!("{v} is not a whole number"))),
+            Raw::Text(t) => Count::parse(&t).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// A list given as one comma-separated string (`"pi/2,pi/3"`, `"2,0,3,1"`) or as a JSON array
+/// (`["pi/2", "pi/3"]`, `[2, 0, 3, 1]`); stored as the items' texts.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct List(pub Vec<String>);
+
+impl List {
+    /// The list from its comma-separated text.
+    pub fn parse(text: &str) -> List {
+        List(text.split(',').map(|s| s.trim().to_string()).collect())
+    }
+
+    /// The items joined by commas (as the CLI takes them).
+    pub fn joined(&self) -> String {
+        self.0.join(",")
+    }
+}
+
+impl Serialize for List {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for List {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Item {
+            Int(u64),
+            Float(f64),
+            Text(String),
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Items(Vec<Item>),
+        }
+        Ok(match Raw::deserialize(d)? {
+            Raw::Text(t) => List::parse(&t),
+            Raw::Items(items) => List(
+                items
+                    .into_iter()
+                    .map(|i| match i {
+                        Item::Int(v) => v.to_string(),
+                        Item::Float(v) => crate::present::number::short(v),
+                        Item::Text(t) => t,
+                    })
+                    .collect(),
+            ),
+        })
+    }
+}
+
+/// Fixed blocks: a file the user names, or matrices given inline (the web page and Python pass
+/// arrays, never paths).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum BlocksSource {
+    /// A `.json`, `.npy`, `.npz`, `.safetensors` file or a directory of `.npy` files.
+    Path(PathBuf),
+    /// Named matrices as nested row-major arrays, and optionally a vocabulary.
+    Inline(InlineBlocks),
+}
+
+/// Blocks given inline.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct InlineBlocks {
+    /// The vocabulary's tokens, one per row of `E`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vocab: Option<Vec<String>>,
+    /// The matrices by name (`E`, `Wq`, `Wk`, `Wv`, `Wo`, `X`, `U`).
+    #[serde(flatten)]
+    pub arrays: BTreeMap<String, Vec<Vec<f64>>>,
+}
+
+impl BlocksSource {
+    /// Loads the blocks. Paths are read only when `allow_files` (the web server never reads a
+    /// path a request names).
+    ///
+    /// # Errors
+    /// A path when files are not allowed; unreadable or malformed blocks.
+    pub fn load(&self, allow_files: bool) -> Result<Blocks> {
+        match self {
+            BlocksSource::Path(p) if !allow_files => Err(Error::invalid(
+                "blocks",
+                crate::present::text::shorten(&p.display().to_string()),
+                "inline matrices here (this front end reads no files a request names)",
+            )),
+            BlocksSource::Path(p) => Blocks::load(p),
+            BlocksSource::Inline(inline) => {
+                let mut blocks = Blocks {
+                    vocab: inline.vocab.clone(),
+                    ..Blocks::default()
+                };
+                for (name, rows) in &inline.arrays {
+                    let r = rows.len();
+                    let c = rows.first().map_or(0, Vec::len);
+                    if rows.iter().any(|row| row.len() != c) || r == 0 || c == 0 {
+                        return Err(Error::shape(
+                            format!("block {name}"),
+                            "a non-empty rectangular matrix (rows of equal length)",
+                            format!(
+                                "{r} rows of lengths {:?}",
+                                rows.iter().map(Vec::len).take(8).collect::<Vec<_>>()
+                            ),
+                        ));
+                    }
+                    let flat: Vec<f64> = rows.iter().flatten().copied().collect();
+                    if let Some(bad) = flat.iter().find(|v| !v.is_finite()) {
+                        return Err(Error::invalid(
+                            format!("block {name}"),
+                            bad,
+                            "finite numbers",
+                        ));
+                    }
+                    let a = Array2::from_shape_vec((r, c), flat)
+                        .map_err(|e| Error::shape(format!("block {name}"), "a matrix", e))?;
+                    blocks.insert(std::path::Path::new("inline blocks"), name, a)?;
+                }
+                Ok(blocks)
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for List {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<List> {
+        Ok(List::parse(s))
+    }
+}

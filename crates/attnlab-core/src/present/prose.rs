@@ -1,0 +1,35 @@
+//! Sentences generated from reports: every explanation, verdict line and derivation a user
+//! reads is written here, from typed values, with numbers formatted by [`super::number`].
+
+use super::number::{sci, short};
+
+/// The tolerance derivation of a symmetry check: `k·eps·(n+d)·max|f(H)| = … = value (why)`.
+pub fn tolerance_derivation(
+    k: f64,
+    eps: f64,
+    n: usize,
+    d: usize,
+    scale: f64,
+    value: f64,
+) -> String {
+    format!(
+        "k·eps·(n+d)·max|f(H)| = {}·{}·({}+{})·{} = {} (reordered sums of n and d terms, a few roundings each, relative to the output scale)",
+        short(k),
+        sci(eps),
+        n,
+        d,
+        sci(scale),
+        sci(value)
+    )
+}
+
+/// The note of a check on one token, which has only the identity permutation.
+pub fn only_identity(n: usize) -> String {
+    format!("only the identity permutation exists for n = {n}, so this check cannot show anything about equivariance; use n ≥ 2")
+}
+
+/// A list of indices as `[2, 0, 3, 1]`.
+pub fn index_list(items: &[usize]) -> String {
+    let inner: Vec<String> = items.iter().map(usize::to_string).collect();
+    format!("[{}]", inner.join(", "))
+}

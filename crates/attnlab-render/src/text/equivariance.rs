@@ -1,0 +1,128 @@
+use std::fmt::Write;
+
+use attnlab_core::api::equivariance::{EquivarianceReport, PermutationMode};
+use attnlab_core::present::number::sci;
+use attnlab_core::present::prose;
+use attnlab_core::symmetry::{CheckReport, Worst};
+
+use super::table;
+
+pub fn render(r: &EquivarianceReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} — layer {}, positions {}, mask {}, readout {}, {} (n = {}, d = {}, seed {}, rng {})",
+        r.equation,
+        r.verdict.name().to_uppercase(),
+        r.layer,
+        r.pos,
+        r.mask,
+        r.readout.name(),
+        r.dtype,
+        r.n,
+        r.dim,
+        r.seed,
+        r.rng
+    );
+    let mut t = table(&[
+        "check",
+        "verdict",
+        "max abs error",
+        "max rel error",
+        "max ulps",
+        "tolerance",
+        "margin",
+        "perms",
+        "worst (perm, row, col)",
+    ]);
+    t.add_row(row(
+        &r.equation,
+        r.verdict.name(),
+        [r.max_abs_error, r.max_rel_error],
+        r.max_ulps,
+        [r.tolerance, r.margin],
+        r.permutations_checked,
+        &r.worst,
+    ));
+    if let Some(w) = &r.weight_form {
+        t.add_row(check_row(w));
+    }
+    let _ = writeln!(out, "{t}");
+    let perms = match r.permutations.mode {
+        PermutationMode::Given => "given".to_string(),
+        PermutationMode::Exhaustive => format!("exhaustive ({})", r.permutations.count),
+        PermutationMode::Random => format!(
+            "{} random (seed {})",
+            r.permutations.count,
+            r.permutations.seed.unwrap_or(r.seed)
+        ),
+    };
+    let _ = writeln!(
+        out,
+        "permutations: {perms}; tolerance: {}",
+        r.tolerance_derivation
+    );
+    let mut c = table(&["control", "must show", "max abs error", "margin", "ok"]);
+    for ctl in &r.controls {
+        c.add_row(vec![
+            ctl.name.clone(),
+            ctl.expectation.clone(),
+            sci(ctl.max_abs_error),
+            sci(ctl.margin),
+            if ctl.ok { "yes" } else { "NO" }.to_string(),
+        ]);
+    }
+    let _ = writeln!(out, "{c}");
+    let dg = &r.diagnosis;
+    let _ = writeln!(
+        out,
+        "round-off or structure? {} — f32 error {}, f64 error {}: {}",
+        dg.conclusion,
+        sci(dg.f32_error),
+        sci(dg.f64_error),
+        dg.explanation
+    );
+    if let Some(note) = &r.note {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out
+}
+
+fn check_row(c: &CheckReport) -> Vec<String> {
+    row(
+        &c.equation,
+        c.verdict.name(),
+        [c.max_abs_error, c.max_rel_error],
+        c.max_ulps,
+        [c.tolerance, c.margin],
+        c.permutations_checked,
+        &c.worst,
+    )
+}
+
+fn row(
+    equation: &str,
+    verdict: &str,
+    [abs, rel]: [f64; 2],
+    ulps: u64,
+    [tolerance, margin]: [f64; 2],
+    perms: usize,
+    worst: &Worst,
+) -> Vec<String> {
+    vec![
+        equation.to_string(),
+        verdict.to_string(),
+        sci(abs),
+        sci(rel),
+        ulps.to_string(),
+        sci(tolerance),
+        sci(margin),
+        perms.to_string(),
+        format!(
+            "{}, {}, {}",
+            prose::index_list(&worst.perm),
+            worst.row,
+            worst.col
+        ),
+    ]
+}

@@ -1,0 +1,19 @@
+//! Text renderings of reports: the tables and sentences `attnlab <command>` prints, Python's
+//! `repr(report)` and the web lab's plain-text view. One function per report; numbers go through
+//! the core's one formatter ([`attnlab_core::present::number`]).
+
+mod attend;
+mod equivariance;
+mod table;
+
+pub use table::{matrix_table, table, MAX_COLS_SHOWN, MAX_ROWS_SHOWN};
+
+use attnlab_core::api::Report;
+
+/// The text rendering of any report (ends with a newline).
+pub fn render(report: &Report) -> String {
+    match report {
+        Report::Attend(r) => attend::render(r),
+        Report::Equivariance(r) => equivariance::render(r),
+    }
+}
