@@ -1,0 +1,73 @@
+//! The contract, pinned: for each command at fixed inputs, a snapshot of the JSON report (the
+//! interface other tools read) and of the text rendering (what a user reads), and a scan of the
+//! text for Rust internals. `cargo insta review` after a deliberate change.
+
+mod common;
+
+/// One snapshot test per command line: `<name>_text` and `<name>_json` (the same arguments plus
+/// `--json`); the exit code must be `code` both times.
+macro_rules! snapshot {
+    ($name:ident, $code:expr, [$($arg:expr),* $(,)?]) => {
+        #[test]
+        fn $name() {
+            let args: Vec<&str> = vec![$($arg),*];
+            let (code, text, err) = common::run_text(&args);
+            assert_eq!(code, $code, "{args:?}: {err}");
+            common::assert_no_internals(stringify!($name), &text);
+            insta::assert_snapshot!(concat!(stringify!($name), "_text"), text);
+            let mut json_args = args.clone();
+            json_args.push("--json");
+            let (code, json, err) = common::run_text(&json_args);
+            assert_eq!(code, $code, "{json_args:?}: {err}");
+            let value: serde_json::Value =
+                serde_json::from_str(&json).expect("--json prints one JSON document");
+            insta::assert_snapshot!(
+                concat!(stringify!($name), "_json"),
+                serde_json::to_string_pretty(&value).unwrap()
+            );
+        }
+    };
+}
+
+snapshot!(
+    attend_course_text,
+    0,
+    ["attend", "--rng", "numpy", "--text", "A B ."]
+);
+snapshot!(
+    attend_two_heads,
+    0,
+    ["attend", "--n", "3", "--dim", "4", "--heads", "2"]
+);
+snapshot!(
+    equivariance_course_program,
+    0,
+    [
+        "equivariance",
+        "--rng",
+        "numpy",
+        "--seed",
+        "0",
+        "--n",
+        "4",
+        "--dim",
+        "4",
+        "--perm",
+        "2,0,3,1"
+    ]
+);
+snapshot!(
+    equivariance_index_breaks,
+    1,
+    ["equivariance", "--pos", "index", "--samples", "3"]
+);
+snapshot!(
+    equivariance_rnn_breaks,
+    1,
+    ["equivariance", "--layer", "rnn", "--n", "3"]
+);
+snapshot!(
+    equivariance_mean_readout,
+    0,
+    ["equivariance", "--readout", "mean", "--n", "3"]
+);
