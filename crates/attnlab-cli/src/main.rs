@@ -29,7 +29,17 @@ fn main() -> ExitCode {
                     return ExitCode::SUCCESS;
                 }
             }
-            eprintln!("error: {err:#}");
+            let cancelled = err
+                .downcast_ref::<attnlab_core::Error>()
+                .is_some_and(|e| e.kind() == attnlab_core::ErrorKind::Cancelled);
+            // One line, whatever the message holds (values are escaped where they are echoed;
+            // this is the last guard).
+            let line = format!("{err:#}").replace(['\n', '\r'], " ");
+            if cancelled {
+                eprintln!("interrupted: {line}");
+                return ExitCode::from(130);
+            }
+            eprintln!("error: {line}");
             ExitCode::from(2)
         }
     }

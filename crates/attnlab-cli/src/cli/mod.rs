@@ -34,6 +34,10 @@ pub fn interrupted() -> &'static AtomicBool {
 #[derive(Debug, Parser)]
 #[command(name = "attnlab", version, about, long_about = None, propagate_version = true)]
 pub struct Cli {
+    /// Worker threads for parallel computations [default: all cores]. Results are identical
+    /// for any thread count.
+    #[arg(long, global = true, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -62,6 +66,18 @@ pub enum Command {
 
 /// Runs one parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    if let Some(n) = cli.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(usize::from(n))
+            .build_global()
+            .map_err(|e| anyhow::anyhow!("cannot start {n} worker threads: {e}"))?;
+    }
+    // Ctrl-C asks long computations to stop at their next check; a second Ctrl-C exits.
+    let _ = ctrlc::set_handler(|| {
+        if interrupted().swap(true, std::sync::atomic::Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    });
     match cli.command {
         Command::Lab(a) => lab::run(a),
         Command::Claims(a) => claims::run(a),
