@@ -659,11 +659,7 @@ impl LabReport {
         let colour_max = if rep.holds { rep.tolerance } else { max_abs };
         let difference = Chart {
             name: "permuted_difference".into(),
-            title: format!(
-                "Attn(ΠH) − Π Attn(H), perm {}, {}",
-                crate::present::prose::index_list(&a.perm),
-                rep.dtype
-            ),
+            title: format!("Attn(ΠH) − Π Attn(H), {}", rep.dtype),
             kind: ChartKind::Heatmap(Heatmap {
                 values: nested(&a.difference),
                 row_labels: vec![],
@@ -683,15 +679,15 @@ impl LabReport {
         };
         let weights = Chart {
             name: "attention_weights".into(),
-            title: "attention weights A of the course program (row = query)".into(),
+            title: "attention weights A, course program".into(),
             kind: ChartKind::Heatmap(Heatmap {
                 values: nested(&a.weights),
                 row_labels: vec![],
                 col_labels: vec![],
                 x_label: "key".into(),
-                y_label: "query".into(),
+                y_label: "query (each row sums to 1)".into(),
                 scale: ColourScale::Sequential { min: 0.0, max: 1.0 },
-                scale_note: "weights in [0, 1]; each row sums to 1".into(),
+                scale_note: "colour: 0 to 1".into(),
                 highlight_rows: vec![],
             }),
         };

@@ -556,14 +556,10 @@ pub fn fact_evidence(m: &FactMeasured) -> String {
 /// at ± the largest difference.
 pub fn difference_scale_note(holds: bool, max_abs: f64, tolerance: f64) -> String {
     if holds {
-        format!(
-            "full colour at ± the tolerance {}; largest |entry| {}",
-            sci(tolerance),
-            sci(max_abs)
-        )
+        format!("colour: ± tolerance {}", sci(tolerance))
     } else {
         format!(
-            "full colour at ± the largest |entry| {}; tolerance {}",
+            "colour: ± max |entry| {} (tolerance {})",
             sci(max_abs),
             sci(tolerance)
         )
