@@ -19,6 +19,7 @@
 pub mod attend;
 pub mod equivariance;
 pub mod layer_input;
+pub mod session;
 pub mod value;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -105,6 +106,8 @@ pub enum Request {
     Attend(attend::AttendRequest),
     /// `attnlab equivariance`.
     Equivariance(equivariance::EquivarianceRequest),
+    /// `attnlab session` (scripted, or the step list).
+    Session(session::SessionRequest),
 }
 
 /// One report, for any command; serialises as the command's own report (no wrapper).
@@ -115,10 +118,12 @@ pub enum Report {
     Attend(Box<attend::AttendReport>),
     /// `attnlab equivariance`.
     Equivariance(Box<equivariance::EquivarianceReport>),
+    /// `attnlab session`.
+    Session(Box<session::SessionReport>),
 }
 
 /// The command names, as the CLI spells them (`rope audit` is `rope/audit` in URLs).
-pub const COMMANDS: &[&str] = &["attend", "equivariance"];
+pub const COMMANDS: &[&str] = &["attend", "equivariance", "session"];
 
 impl Request {
     /// The command's name as the CLI spells it.
@@ -126,6 +131,7 @@ impl Request {
         match self {
             Request::Attend(_) => "attend",
             Request::Equivariance(_) => "equivariance",
+            Request::Session(_) => "session",
         }
     }
 
@@ -169,6 +175,7 @@ impl Request {
         Ok(match command {
             "attend" => Request::Attend(typed(command, body)?),
             "equivariance" => Request::Equivariance(typed(command, body)?),
+            "session" => Request::Session(typed(command, body)?),
             other => {
                 return Err(Error::invalid(
                     "command",
@@ -186,6 +193,7 @@ impl Report {
         match self {
             Report::Attend(_) => Outcome::Holds,
             Report::Equivariance(r) => r.outcome(),
+            Report::Session(r) => r.outcome(),
         }
     }
 
@@ -194,6 +202,7 @@ impl Report {
         match self {
             Report::Attend(r) => r.charts(),
             Report::Equivariance(r) => r.charts(),
+            Report::Session(r) => r.charts(),
         }
     }
 }
@@ -214,5 +223,6 @@ pub fn run_with(request: &Request, ctx: &Context) -> Result<Report> {
     Ok(match request {
         Request::Attend(r) => Report::Attend(Box::new(attend::run(r, ctx)?)),
         Request::Equivariance(r) => Report::Equivariance(Box::new(equivariance::run(r, ctx)?)),
+        Request::Session(r) => Report::Session(Box::new(session::run(r, ctx)?)),
     })
 }

@@ -4,6 +4,7 @@
 
 mod attend;
 mod equivariance;
+pub mod session;
 mod table;
 
 pub use table::{matrix_table, table, MAX_COLS_SHOWN, MAX_ROWS_SHOWN};
@@ -15,5 +16,6 @@ pub fn render(report: &Report) -> String {
     match report {
         Report::Attend(r) => attend::render(r),
         Report::Equivariance(r) => equivariance::render(r),
+        Report::Session(r) => session::render(r),
     }
 }
