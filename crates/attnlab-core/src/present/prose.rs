@@ -54,3 +54,4 @@ pub fn diagnosis(conclusion: crate::experiment::Conclusion, ratio: f64, eps_rati
         ),
     }
 }
+pub mod session;
