@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::{Error, Result};
 
 mod scaling;
+pub use crate::phase::reduce_angle;
 pub use scaling::{attention_factor, yarn_correction_range, yarn_get_mscale, RopeScaling};
 
 /// One rotation frequency (radians per position).
@@ -104,7 +105,7 @@ pub fn short_number(x: f64) -> String {
 /// For integer positions a frequency only matters modulo 2π (ω and ω − 2πk rotate every
 /// position identically), so larger frequencies alias to ω mod 2π and add nothing. The bound also
 /// keeps the phase arithmetic accurate: with positions |m| ≤ [`MAX_POSITION`] = 2⁴⁰,
-/// |m·ω/2π| ≤ 2⁴⁰·10⁴/2π ≈ 1.75·10¹⁵ < 2⁵¹, where [`crate::spectrum::angle::turns_nearest`]
+/// |m·ω/2π| ≤ 2⁴⁰·10⁴/2π ≈ 1.75·10¹⁵ < 2⁵¹, where [`crate::phase::turns_nearest`]
 /// is accurate to ~10⁻¹⁶ turns.
 pub const MAX_OMEGA: f64 = 1e4;
 
@@ -234,7 +235,7 @@ impl Omega {
                 let r = ((s as i128 * a as i128).rem_euclid(b as i128)) as f64;
                 std::f64::consts::TAU * r / b as f64
             }
-            None => crate::position::frequencies::reduce_angle(s as f64 * 1.0, self.value()),
+            None => reduce_angle(s as f64, self.value()),
         }
     }
 
@@ -458,24 +459,6 @@ pub fn parse_omega_list(text: &str) -> Result<Vec<Omega>> {
             }
         })
         .collect()
-}
-
-/// `m·ω mod 2π` in [0, 2π) for a (possibly huge) integer position `m` (|m| < 2⁵³).
-///
-/// Reduces against the true 2π, not the binary64 number `TAU` (which is 2.45e-16 short, an
-/// error that would grow by that much per turn — 2.4e-7 rad after 10⁹ turns): the exact product
-/// `m·ω` is multiplied by 1/(2π) held as a double-double ([`crate::spectrum::angle`]), so the
-/// phase is accurate to about 2⁻⁵³ relative plus 10⁻¹⁹ turns at 10¹² turns. This is what lets
-/// translation-invariance tests at t = 10⁹ measure the layer's arithmetic, not the test's.
-pub fn reduce_angle(m: f64, omega: f64) -> f64 {
-    let t = crate::spectrum::angle::turns_nearest(m, omega);
-    let t = if t < 0.0 { t + 1.0 } else { t };
-    // t + 1 can round to exactly 1 for t ≈ −2⁻⁵⁴; keep the result inside [0, 2π).
-    if t >= 1.0 {
-        0.0
-    } else {
-        std::f64::consts::TAU * t
-    }
 }
 
 /// The frequencies of a rotary configuration, as a model implementation would build them.
