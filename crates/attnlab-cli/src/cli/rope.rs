@@ -5,10 +5,11 @@ use clap::Subcommand;
 
 use super::legacy_plot::{line_chart, LineChart, Series};
 use attnlab_core::position::frequencies::{
-    parse_omega_list, short_number, Omega, RotaryFrequencies,
+    parse_omega_list, Omega, RotaryFrequencies,
 };
 use attnlab_core::position::rotary::{aligned_scores, separations_like_zero};
 use attnlab_core::spectrum::resolve::DEFAULT_TOL;
+use attnlab_core::present::number::short as short_number;
 use serde_json::json;
 
 use super::output::{num, print_json, table};

@@ -8,10 +8,11 @@ use anyhow::{anyhow, bail, Result};
 use attnlab_core::config;
 use attnlab_core::numeric::Dtype;
 use attnlab_core::position::frequencies::{
-    parse_omega_list, short_number, Omega, RotaryFrequencies,
+    parse_omega_list, Omega, RotaryFrequencies,
 };
 use attnlab_core::spectrum::{audit as au, identity as id, period as pe, resolve as re};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use attnlab_core::present::number::short as short_number;
 use serde_json::json;
 
 use super::output::{num, print_json, sci, table};
