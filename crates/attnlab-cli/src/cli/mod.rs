@@ -12,7 +12,6 @@ mod legacy_plot;
 mod output;
 mod predict;
 mod rope;
-mod rope_spectrum;
 mod session;
 
 use clap::{Parser, Subcommand};

@@ -19,6 +19,7 @@
 pub mod attend;
 pub mod equivariance;
 pub mod layer_input;
+pub mod rope;
 pub mod value;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -105,6 +106,21 @@ pub enum Request {
     Attend(attend::AttendRequest),
     /// `attnlab equivariance`.
     Equivariance(equivariance::EquivarianceRequest),
+    /// `attnlab rope identity`.
+    #[serde(rename = "rope identity")]
+    RopeIdentity(rope::identity::IdentityRequest),
+    /// `attnlab rope score`.
+    #[serde(rename = "rope score")]
+    RopeScore(rope::score::ScoreRequest),
+    /// `attnlab rope period`.
+    #[serde(rename = "rope period")]
+    RopePeriod(rope::period::PeriodRequest),
+    /// `attnlab rope resolve`.
+    #[serde(rename = "rope resolve")]
+    RopeResolve(rope::resolve::ResolveRequest),
+    /// `attnlab rope audit`.
+    #[serde(rename = "rope audit")]
+    RopeAudit(rope::audit::AuditRequest),
 }
 
 /// One report, for any command; serialises as the command's own report (no wrapper).
@@ -115,10 +131,28 @@ pub enum Report {
     Attend(Box<attend::AttendReport>),
     /// `attnlab equivariance`.
     Equivariance(Box<equivariance::EquivarianceReport>),
+    /// `attnlab rope identity`.
+    RopeIdentity(Box<rope::identity::IdentityReport>),
+    /// `attnlab rope score`.
+    RopeScore(Box<rope::score::ScoreReport>),
+    /// `attnlab rope period`.
+    RopePeriod(Box<rope::period::PeriodReport>),
+    /// `attnlab rope resolve`.
+    RopeResolve(Box<rope::resolve::ResolveReport>),
+    /// `attnlab rope audit`.
+    RopeAudit(Box<rope::audit::AuditReport>),
 }
 
 /// The command names, as the CLI spells them (`rope audit` is `rope/audit` in URLs).
-pub const COMMANDS: &[&str] = &["attend", "equivariance"];
+pub const COMMANDS: &[&str] = &[
+    "attend",
+    "equivariance",
+    "rope identity",
+    "rope score",
+    "rope period",
+    "rope resolve",
+    "rope audit",
+];
 
 impl Request {
     /// The command's name as the CLI spells it.
@@ -126,11 +160,18 @@ impl Request {
         match self {
             Request::Attend(_) => "attend",
             Request::Equivariance(_) => "equivariance",
+            Request::RopeIdentity(_) => "rope identity",
+            Request::RopeScore(_) => "rope score",
+            Request::RopePeriod(_) => "rope period",
+            Request::RopeResolve(_) => "rope resolve",
+            Request::RopeAudit(_) => "rope audit",
         }
     }
 
     /// Builds a request from the command's name and a JSON body (an object whose fields are the
     /// CLI's long options in snake_case). Unknown fields are errors, not silently ignored.
+    /// Two-word commands are spelled as the CLI does (`rope audit`) or as in URLs
+    /// (`rope/audit`).
     ///
     /// # Errors
     /// An unknown command, a body that is not an object, unknown fields, wrong types.
@@ -169,6 +210,11 @@ impl Request {
         Ok(match command {
             "attend" => Request::Attend(typed(command, body)?),
             "equivariance" => Request::Equivariance(typed(command, body)?),
+            "rope identity" | "rope/identity" => Request::RopeIdentity(typed(command, body)?),
+            "rope score" | "rope/score" => Request::RopeScore(typed(command, body)?),
+            "rope period" | "rope/period" => Request::RopePeriod(typed(command, body)?),
+            "rope resolve" | "rope/resolve" => Request::RopeResolve(typed(command, body)?),
+            "rope audit" | "rope/audit" => Request::RopeAudit(typed(command, body)?),
             other => {
                 return Err(Error::invalid(
                     "command",
@@ -186,6 +232,11 @@ impl Report {
         match self {
             Report::Attend(_) => Outcome::Holds,
             Report::Equivariance(r) => r.outcome(),
+            Report::RopeIdentity(r) => r.outcome(),
+            Report::RopeScore(r) => r.outcome(),
+            Report::RopePeriod(r) => r.outcome(),
+            Report::RopeResolve(r) => r.outcome(),
+            Report::RopeAudit(r) => r.outcome(),
         }
     }
 
@@ -194,6 +245,11 @@ impl Report {
         match self {
             Report::Attend(r) => r.charts(),
             Report::Equivariance(r) => r.charts(),
+            Report::RopeIdentity(r) => r.charts(),
+            Report::RopeScore(r) => r.charts(),
+            Report::RopePeriod(r) => r.charts(),
+            Report::RopeResolve(r) => r.charts(),
+            Report::RopeAudit(r) => r.charts(),
         }
     }
 }
@@ -214,5 +270,10 @@ pub fn run_with(request: &Request, ctx: &Context) -> Result<Report> {
     Ok(match request {
         Request::Attend(r) => Report::Attend(Box::new(attend::run(r, ctx)?)),
         Request::Equivariance(r) => Report::Equivariance(Box::new(equivariance::run(r, ctx)?)),
+        Request::RopeIdentity(r) => Report::RopeIdentity(Box::new(rope::identity::run(r, ctx)?)),
+        Request::RopeScore(r) => Report::RopeScore(Box::new(rope::score::run(r, ctx)?)),
+        Request::RopePeriod(r) => Report::RopePeriod(Box::new(rope::period::run(r, ctx)?)),
+        Request::RopeResolve(r) => Report::RopeResolve(Box::new(rope::resolve::run(r, ctx)?)),
+        Request::RopeAudit(r) => Report::RopeAudit(Box::new(rope::audit::run(r, ctx)?)),
     })
 }

@@ -33,3 +33,5 @@ pub fn index_list(items: &[usize]) -> String {
     let inner: Vec<String> = items.iter().map(usize::to_string).collect();
     format!("[{}]", inner.join(", "))
 }
+
+pub mod rope;

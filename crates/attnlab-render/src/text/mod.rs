@@ -4,6 +4,12 @@
 
 mod attend;
 mod equivariance;
+mod rope_audit;
+mod rope_common;
+mod rope_identity;
+mod rope_period;
+mod rope_resolve;
+mod rope_score;
 mod table;
 
 pub use table::{matrix_table, table, MAX_COLS_SHOWN, MAX_ROWS_SHOWN};
@@ -15,5 +21,10 @@ pub fn render(report: &Report) -> String {
     match report {
         Report::Attend(r) => attend::render(r),
         Report::Equivariance(r) => equivariance::render(r),
+        Report::RopeIdentity(r) => rope_identity::render(r),
+        Report::RopeScore(r) => rope_score::render(r),
+        Report::RopePeriod(r) => rope_period::render(r),
+        Report::RopeResolve(r) => rope_resolve::render(r),
+        Report::RopeAudit(r) => rope_audit::render(r),
     }
 }
