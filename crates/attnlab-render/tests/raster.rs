@@ -17,6 +17,8 @@ use attnlab_core::chart::{
 };
 use resvg::{tiny_skia, usvg};
 
+mod common;
+
 const FONT: &[u8] = include_bytes!("fonts/DejaVuSans-subset.ttf");
 
 /// A text's layout box as a quadrilateral in canvas pixels, with its text.
@@ -397,6 +399,53 @@ fn crowded_line_charts_place_legend_and_annotations_apart() {
             ..Default::default()
         },
     ));
+    // Thirty series: the legend goes outside and ends with "… n more".
+    let svg_many = attnlab_render::svg::render(&line(
+        "thirty",
+        "thirty frequencies",
+        LineChart {
+            x_label: "s".into(),
+            y_label: "cos(sω)".into(),
+            series: (1..=30)
+                .map(|k| {
+                    let w = 1.0 / k as f64;
+                    let pts = (0..=40).map(|s| (s as f64, (s as f64 * w).cos())).collect();
+                    series(&format!("ω = 1/{k}"), pts, false)
+                })
+                .collect(),
+            ..Default::default()
+        },
+    ))
+    .unwrap();
+    assert!(svg_many.contains(" more</text>"));
+    check(&line(
+        "thirty",
+        "thirty frequencies",
+        LineChart {
+            x_label: "s".into(),
+            y_label: "cos(sω)".into(),
+            series: (1..=30)
+                .map(|k| {
+                    let w = 1.0 / k as f64;
+                    let pts = (0..=40).map(|s| (s as f64, (s as f64 * w).cos())).collect();
+                    series(&format!("ω = 1/{k}"), pts, false)
+                })
+                .collect(),
+            ..Default::default()
+        },
+    ));
+    // One repeated value: the axis still gets a span and ticks.
+    check(&line(
+        "flat",
+        "a constant",
+        LineChart {
+            x_label: "x".into(),
+            y_label: "y".into(),
+            series: vec![series("c", vec![(5.0, 0.25), (5.0, 0.25)], true)],
+            log_x: true,
+            ..Default::default()
+        },
+    ));
     // Nothing drawable: log axes with only non-positive values.
     let svg = attnlab_render::svg::render(&line(
         "empty",
@@ -613,6 +662,38 @@ fn heat_maps_keep_their_text_inside_and_apart() {
             highlight_rows: vec![],
         },
     ));
+    // A long, thin matrix and a single row.
+    check(&heatmap(
+        "thin",
+        "four queries against two hundred keys",
+        Heatmap {
+            values: weights(200).into_iter().take(4).collect(),
+            row_labels: vec![],
+            col_labels: vec![],
+            x_label: "key".into(),
+            y_label: "query".into(),
+            scale: ColourScale::Sequential {
+                min: 0.0,
+                max: 0.05,
+            },
+            scale_note: "weights; colour saturates at 0.05".into(),
+            highlight_rows: vec![3],
+        },
+    ));
+    check(&heatmap(
+        "one_row",
+        "one row",
+        Heatmap {
+            values: vec![vec![0.5, 0.25, 0.25]],
+            row_labels: vec!["only query".into()],
+            col_labels: vec![],
+            x_label: "key".into(),
+            y_label: "query position".into(),
+            scale: ColourScale::Sequential { min: 0.0, max: 1.0 },
+            scale_note: String::new(),
+            highlight_rows: vec![],
+        },
+    ));
     let svg = attnlab_render::svg::render(&heatmap(
         "none",
         "empty",
@@ -629,4 +710,11 @@ fn heat_maps_keep_their_text_inside_and_apart() {
     ))
     .unwrap();
     assert!(svg.contains("no data"));
+}
+
+#[test]
+fn the_snapshot_charts_pass_too() {
+    for chart in [common::line_chart(), common::bar_chart(), common::heatmap()] {
+        check(&chart);
+    }
 }

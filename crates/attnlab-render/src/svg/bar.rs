@@ -218,7 +218,7 @@ pub(super) fn render(chart: &Chart, b: &BarChart) -> String {
         if legend_at.is_none() {
             lay = layout(b, top, yd, legend.size().0 + 14.0);
             drawn = bars(b, &lay);
-            legend.limit_height(HEIGHT - PAD - lay.plot.y);
+            legend.limit_height(lay.plot.h);
             legend_at = Some((WIDTH - PAD - legend.size().0, lay.plot.y));
         }
     }

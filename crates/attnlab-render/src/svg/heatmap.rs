@@ -91,6 +91,13 @@ impl Scaled {
     }
 }
 
+/// The size of a cell, px.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Cell {
+    w: f64,
+    h: f64,
+}
+
 /// Labels along one side of the matrix.
 #[derive(Debug, Clone, PartialEq)]
 struct Side {
@@ -232,11 +239,17 @@ pub(super) fn render(chart: &Chart, h: &Heatmap) -> String {
     } else {
         (Vec::new(), 0.0)
     };
+    // Square cells sized for their values when shown; otherwise the matrix spans about
+    // 480 px each way (cells at most 40 px), so a long, thin matrix stays readable.
     let cell = if shows {
         let need = (text_w + 10.0).max(30.0);
-        (420.0 / n).clamp(need, need.max(64.0))
+        let s = (420.0 / n).clamp(need, need.max(64.0));
+        Cell { w: s, h: s }
     } else {
-        (480.0 / n).min(40.0)
+        Cell {
+            w: (480.0 / cols.max(1) as f64).min(40.0),
+            h: (480.0 / rows.max(1) as f64).min(40.0),
+        }
     };
     let names = |given: &[String], k: usize| -> Vec<String> {
         if given.is_empty() {
@@ -247,10 +260,10 @@ pub(super) fn render(chart: &Chart, h: &Heatmap) -> String {
                 .collect()
         }
     };
-    let row_side = Side::rows(names(&h.row_labels, rows), cell, h.row_labels.is_empty());
-    let col_side = Side::cols(names(&h.col_labels, cols), cell, h.col_labels.is_empty());
-    let (mw, mh) = (cols as f64 * cell, rows as f64 * cell);
-    let bar_h = mh.max(180.0);
+    let row_side = Side::rows(names(&h.row_labels, rows), cell.h, h.row_labels.is_empty());
+    let col_side = Side::cols(names(&h.col_labels, cols), cell.w, h.col_labels.is_empty());
+    let (mw, mh) = (cols as f64 * cell.w, rows as f64 * cell.h);
+    let bar_h = mh.max(140.0);
 
     let (lo, hi) = scale.range();
     let bar_scale = |top: f64| Scale {
@@ -263,7 +276,7 @@ pub(super) fn render(chart: &Chart, h: &Heatmap) -> String {
     let bar_ticks = colour_bar_ticks(&bar_scale(0.0));
     let bar_label_w = axis::widest(&bar_ticks);
 
-    let y_title = axis::title_block(&h.y_label, mh.max(120.0));
+    let y_title = axis::title_block(&h.y_label, mh.max(60.0));
     let y_title_w = if y_title.is_empty() {
         0.0
     } else {
@@ -325,17 +338,17 @@ pub(super) fn render(chart: &Chart, h: &Heatmap) -> String {
     for &r in h.highlight_rows.iter().filter(|&&r| r < rows) {
         let row = Rect {
             x: plot.x,
-            y: plot.y + r as f64 * cell,
+            y: plot.y + r as f64 * cell.h,
             w: mw,
-            h: cell,
+            h: cell.h,
         };
         svg.rect(&row, "fill=\"none\" stroke=\"#000\" stroke-width=\"2.5\"");
     }
     if shows {
         for (r, line) in texts.iter().enumerate() {
             for (c, t) in line.iter().enumerate() {
-                let cx = plot.x + (c as f64 + 0.5) * cell;
-                let cy = plot.y + (r as f64 + 0.5) * cell;
+                let cx = plot.x + (c as f64 + 0.5) * cell.w;
+                let cy = plot.y + (r as f64 + 0.5) * cell.h;
                 let mut l = Label::new(
                     cx,
                     cy + 0.5 * (ASCENT - DESCENT) * SMALL_SIZE,
@@ -380,7 +393,7 @@ fn draw_cells(
     plot: &Rect,
     rows: usize,
     cols: usize,
-    cell: f64,
+    cell: Cell,
     scale: Scaled,
     value: &dyn Fn(usize, usize) -> f64,
     row_side: &Side,
@@ -388,8 +401,8 @@ fn draw_cells(
 ) {
     let tooltips = rows * cols <= TOOLTIP_CELLS;
     for r in 0..rows {
-        let y = plot.y + r as f64 * cell;
-        let h = cell + if r + 1 < rows { 0.5 } else { 0.0 };
+        let y = plot.y + r as f64 * cell.h;
+        let h = cell.h + if r + 1 < rows { 0.5 } else { 0.0 };
         let mut c = 0;
         while c < cols {
             let colour = scale.colour(value(r, c));
@@ -399,8 +412,8 @@ fn draw_cells(
                     end += 1;
                 }
             }
-            let x = plot.x + c as f64 * cell;
-            let w = (end - c) as f64 * cell + if end < cols { 0.5 } else { 0.0 };
+            let x = plot.x + c as f64 * cell.w;
+            let w = (end - c) as f64 * cell.w + if end < cols { 0.5 } else { 0.0 };
             let rect = Rect { x, y, w, h };
             let fill = format!("fill=\"{colour}\"");
             if tooltips {
@@ -421,9 +434,9 @@ fn draw_cells(
     }
 }
 
-fn draw_side_labels(svg: &mut Svg, plot: &Rect, cell: f64, rows: &Side, cols: &Side) {
+fn draw_side_labels(svg: &mut Svg, plot: &Rect, cell: Cell, rows: &Side, cols: &Side) {
     for (i, t) in rows.labels.iter().enumerate().step_by(rows.stride) {
-        let cy = plot.y + (i as f64 + 0.5) * cell;
+        let cy = plot.y + (i as f64 + 0.5) * cell.h;
         let mut l = Label::new(
             plot.x - GAP,
             cy + 0.5 * (ASCENT - DESCENT) * rows.size,
@@ -435,7 +448,7 @@ fn draw_side_labels(svg: &mut Svg, plot: &Rect, cell: f64, rows: &Side, cols: &S
         svg.text(&l);
     }
     for (i, t) in cols.labels.iter().enumerate().step_by(cols.stride) {
-        let cx = plot.x + (i as f64 + 0.5) * cell;
+        let cx = plot.x + (i as f64 + 0.5) * cell.w;
         let top = plot.bottom() + GAP;
         let mut l = if cols.upright {
             let mut l = Label::new(

@@ -81,6 +81,8 @@ pub enum Swatch {
         /// Colour.
         colour: &'static str,
     },
+    /// Nothing (the "… n more" line).
+    None,
 }
 
 /// A legend: entries with swatches, names wrapped to a maximum width.
@@ -120,15 +122,19 @@ impl Legend {
 
     /// Keeps the first entries that fit in `max_h` and replaces the rest by one "… n more" line.
     pub fn limit_height(&mut self, max_h: f64) {
-        while self.size().1 > max_h && self.entries.len() > 1 {
-            let hidden = self.entries.len();
-            self.entries.truncate(hidden - 2);
-            let more = hidden - self.entries.len();
-            self.entries.push((
-                Swatch::Box { colour: "#fff" },
-                Block::single(&format!("… {more} more"), LEGEND_SIZE),
-            ));
+        if self.size().1 <= max_h {
+            return;
         }
+        let total = self.entries.len();
+        let line = LEGEND_SIZE * LINE;
+        while self.entries.len() > 1 && self.size().1 + line > max_h {
+            self.entries.pop();
+        }
+        let more = total - self.entries.len();
+        self.entries.push((
+            Swatch::None,
+            Block::single(&format!("… {more} more"), LEGEND_SIZE),
+        ));
     }
 
     /// (width, height) of the framed legend.
@@ -178,6 +184,7 @@ impl Legend {
                         m.draw(svg, (sx + 0.5 * SWATCH_W, mid), 3.5, colour);
                     }
                 }
+                Swatch::None => {}
                 Swatch::Box { colour } => {
                     let s = 0.4 * size;
                     let c = sx + 0.5 * SWATCH_W;
@@ -341,4 +348,41 @@ pub fn with_clamped(mut candidates: Vec<Label>, bounds: &Rect) -> Vec<Label> {
         .collect();
     candidates.extend(extra);
     candidates
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tall_legend_ends_with_how_many_it_hides() {
+        let names: Vec<String> = (0..40).map(|i| format!("series {i}")).collect();
+        let mut l = Legend::new(
+            names.iter().map(|n| (Swatch::None, n.as_str())).collect(),
+            200.0,
+        );
+        l.limit_height(200.0);
+        assert!(l.size().1 <= 200.0);
+        let (_, last) = l.entries.last().unwrap();
+        let shown = l.entries.len() - 1;
+        assert_eq!(last.lines, [format!("… {} more", 40 - shown)]);
+        let mut short = Legend::new(vec![(Swatch::None, "a"), (Swatch::None, "")], 200.0);
+        short.limit_height(200.0);
+        assert_eq!(short.entries.len(), 1);
+    }
+
+    #[test]
+    fn the_placer_avoids_taken_boxes_then_data() {
+        let mut p = Placer::new(Rect::ltrb(0.0, 0.0, 200.0, 100.0));
+        p.take(Rect::ltrb(0.0, 0.0, 100.0, 30.0));
+        let at = |x: f64| Label::new(x, 20.0, "label", 11.0, Anchor::Start);
+        // The first candidate overlaps the taken box; the third covers no data.
+        let covers = |r: &Rect| usize::from(r.x < 150.0);
+        let chosen = p
+            .place(vec![at(10.0), at(110.0), at(155.0)], &covers)
+            .unwrap();
+        assert_eq!(chosen.x, 155.0);
+        // Outside the bounds: nothing.
+        assert!(p.place(vec![at(190.0)], &|_| 0).is_none());
+    }
 }

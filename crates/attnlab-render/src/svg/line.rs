@@ -190,7 +190,7 @@ pub(super) fn render(chart: &Chart, l: &LineChart) -> String {
         if legend_at.is_none() {
             lay = layout(l, top, xd, yd, legend.size().0 + 14.0);
             data = runs(l, &lay);
-            legend.limit_height(HEIGHT - PAD - lay.plot.y);
+            legend.limit_height(lay.plot.h);
             legend_at = Some((WIDTH - PAD - legend.size().0, lay.plot.y));
         }
     }
