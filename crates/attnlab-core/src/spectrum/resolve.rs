@@ -587,5 +587,8 @@ mod tests {
         let r = resolve(&set, 100_000, DEFAULT_TOL).unwrap();
         let want = full_direct_scan(&ws, 100_000, tol_fixed);
         assert_eq!(r.margin_at, Some(want.1));
+        // The three-plane set of the `resolve` bench does exhaust the real budget at L = 2^20.
+        let three = [1.0, 0.3, 0.05];
+        assert!(pruned_search(&three, 1 << 20, tol_fixed, (1u64 << 20) * 3 / 64).is_none());
     }
 }
