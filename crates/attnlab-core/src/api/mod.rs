@@ -31,6 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::chart::Chart;
+use crate::limits::{Budget, Limits};
 use crate::{Error, Result};
 
 /// What a command concluded: the checked property holds (exit code 0) or fails (exit code 1).
@@ -77,6 +78,10 @@ pub struct Context<'a> {
     pub cancel: Option<&'a AtomicBool>,
     /// Whether requests may name files to read (`blocks`, `config`). The web server says no.
     pub allow_files: bool,
+    /// The work, memory and file-size limits every request is checked against before it
+    /// allocates anything (see [`crate::limits`]; each command's `budget` function gives the
+    /// estimate).
+    pub limits: Limits,
 }
 
 impl Default for Context<'_> {
@@ -85,6 +90,7 @@ impl Default for Context<'_> {
             progress: &|_, _| {},
             cancel: None,
             allow_files: true,
+            limits: Limits::default(),
         }
     }
 }
@@ -257,6 +263,22 @@ impl Report {
 /// Bad input, unreadable files, requests over the limits.
 pub fn run(request: &Request) -> Result<Report> {
     run_with(request, &Context::default())
+}
+
+/// What `request` asks for, estimated from the request alone (before any file is read): its
+/// peak memory and operation count. [`run_with`] refuses a request whose budget exceeds
+/// `ctx.limits`; inputs read from files are checked again against the shapes their headers
+/// declare, before their data is read.
+pub fn budget(request: &Request) -> Budget {
+    match request {
+        Request::Attend(r) => attend::budget(r),
+        Request::Equivariance(r) => equivariance::budget(r),
+        Request::Lab(r) => lab::budget(r),
+        Request::Claims(_) => Budget::default(),
+        Request::Embed(r) => embed::budget(r),
+        Request::Predict(r) => predict::budget(r),
+        Request::Session(_) => Budget::default(),
+    }
 }
 
 /// Runs one request.
