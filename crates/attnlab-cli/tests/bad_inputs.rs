@@ -308,6 +308,13 @@ fn fixtures(dir: &Path) {
         b"[embedding_dim]\nanswer = \"no\"\ncolour = \"red\"\n",
     );
     w("right.toml", b"embedding_dim = \"no\"\n");
+    w("config_bad.json", b"{\"rope_theta\": ");
+    w(
+        "config_theta.json",
+        br#"{"rope_theta": -5, "hidden_size": 64, "num_attention_heads": 1}"#,
+    );
+    w("config_type.json", br#"{"hidden_size": 64, "num_attention_heads": 1, "rope_scaling": {"rope_type": "spiral"}}"#);
+    w("config_utf.json", b"{\"model_type\": \"caf\xe9\"}");
     w("corrupt_state.json", b"{\"version\": 1, \"records\": [");
     w("v2_state.json", br#"{"version": 2, "records": []}"#);
     std::fs::create_dir_all(dir.join("emptydir")).unwrap();
@@ -573,6 +580,159 @@ fn cases() -> Vec<Case> {
         &["--text", "5000 tokens"],
     ));
 
+    // Configs, through every rope command that reads one.
+    for (cmd, extra) in [
+        ("identity", &[][..]),
+        ("resolve", &["--context", "12"][..]),
+        ("audit", &["--context", "12"][..]),
+    ] {
+        for (file, needles) in [
+            ("fifo.json", &["fifo.json", "FIFO"][..]),
+            ("zero.json", &["zero.json", "character device"]),
+            ("/dev/zero", &["/dev/zero", "character device"]),
+            ("tofifo.json", &["tofifo.json", "FIFO"]),
+            ("missing.json", &["missing.json", "No such file"]),
+            ("config_bad.json", &["config_bad.json", "not valid JSON"]),
+            ("config_utf.json", &["config_utf.json", "UTF-8"]),
+            ("config_theta.json", &["rope_theta"]),
+            ("config_type.json", &["spiral"]),
+            ("emptydir", &["emptydir"]),
+        ] {
+            let mut args = vec!["rope", cmd, "--config", file];
+            args.extend_from_slice(extra);
+            c.push(case(&args, needles));
+        }
+        c.push(case(
+            &[
+                &["--max-file-size", "1k", "rope", cmd, "--config", "big.json"][..],
+                extra,
+            ]
+            .concat(),
+            &["big.json", "--max-file-size"],
+        ));
+    }
+    for (args, needles) in [
+        (
+            vec![
+                "rope", "identity", "--base", "10000", "--dim", "32768", "--trials", "1000000",
+            ],
+            vec!["rope identity", "16384 planes", "--max-work"],
+        ),
+        (
+            vec![
+                "rope", "identity", "--base", "10000", "--dim", "8192", "--trials", "100000",
+            ],
+            vec!["--max-work"],
+        ),
+        (
+            vec!["--max-work", "1000", "rope", "identity"],
+            vec!["--max-work"],
+        ),
+        (
+            vec!["--max-work", "100", "rope", "score", "--omega", "pi/2"],
+            vec!["--max-work"],
+        ),
+        (
+            vec![
+                "--max-work",
+                "1000",
+                "rope",
+                "resolve",
+                "--omega",
+                "0.1",
+                "--context",
+                "100000",
+            ],
+            vec!["rope resolve", "--max-work"],
+        ),
+        (
+            vec![
+                "--max-work",
+                "1000",
+                "rope",
+                "audit",
+                "--preset",
+                "llama-2-7b",
+            ],
+            vec!["rope audit", "--max-work"],
+        ),
+        (
+            vec![
+                "rope",
+                "score",
+                "--base",
+                "10000",
+                "--dim",
+                "32768",
+                "--max-sep",
+                "1000000",
+            ],
+            vec!["max-sep"],
+        ),
+        (
+            vec!["rope", "resolve", "--omega", "0.1", "--context", "2^40"],
+            vec!["context"],
+        ),
+        (
+            vec!["rope", "audit", "--omega", "0.1", "--context", "2^30"],
+            vec!["context"],
+        ),
+        (
+            vec!["rope", "score", "--max-sep", "-3", "--omega", "pi/2"],
+            vec!["--max-sep", "-3"],
+        ),
+        (
+            vec!["rope", "period", "--omega", "pi/2", "--tol", "-1"],
+            vec!["tol"],
+        ),
+        (
+            vec!["rope", "identity", "--trials", "-5"],
+            vec!["--trials", "-5"],
+        ),
+        (
+            vec!["rope", "audit", "--preset", "llama-2-7b", "--context", "-1"],
+            vec!["--context", "-1"],
+        ),
+        (
+            vec![
+                "rope",
+                "resolve",
+                "--base",
+                "-10000",
+                "--dim",
+                "64",
+                "--context",
+                "12",
+            ],
+            vec!["-10000"],
+        ),
+        (
+            vec!["rope", "period", "--omega", long.as_str()],
+            vec!["characters"],
+        ),
+        (
+            vec![
+                "rope",
+                "resolve",
+                "--preset",
+                long.as_str(),
+                "--context",
+                "12",
+            ],
+            vec!["characters"],
+        ),
+        (
+            vec!["rope", "score", "--omega", "pi/2\u{1b}"],
+            vec!["\\u{1b}"],
+        ),
+        (
+            vec!["rope", "audit", "--omega", "pi/2", "--preset", "llama-2-7b"],
+            vec!["exactly one"],
+        ),
+    ] {
+        c.push(case(&args, &needles));
+    }
+
     // 3. Output failures: every command with stdout on a full disk, text and JSON.
     for args in [
         &["attend"][..],
@@ -593,6 +753,49 @@ fn cases() -> Vec<Case> {
         &["attend", "--help"],
         &["rope", "--help"],
         &["--version"],
+        &["rope", "identity", "--trials", "10", "--max-shift", "100"],
+        &[
+            "rope",
+            "identity",
+            "--trials",
+            "10",
+            "--max-shift",
+            "100",
+            "--json",
+        ],
+        &["rope", "score", "--omega", "pi/2"],
+        &["rope", "score", "--omega", "pi/2", "--json"],
+        &["rope", "period", "--omega", "pi/2"],
+        &["rope", "period", "--omega", "pi/2", "--json"],
+        &["rope", "resolve", "--omega", "pi/2,pi/3", "--context", "12"],
+        &[
+            "rope",
+            "resolve",
+            "--omega",
+            "pi/2,pi/3",
+            "--context",
+            "12",
+            "--json",
+        ],
+        &[
+            "rope",
+            "audit",
+            "--omega",
+            "pi/2,pi/3",
+            "--context",
+            "12",
+            "--skip-min-base",
+        ],
+        &[
+            "rope",
+            "audit",
+            "--omega",
+            "pi/2,pi/3",
+            "--context",
+            "12",
+            "--skip-min-base",
+            "--json",
+        ],
     ] {
         c.push(full(args));
     }

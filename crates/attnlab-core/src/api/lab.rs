@@ -47,7 +47,7 @@ impl Default for LabRequest {
 pub fn budget(req: &LabRequest) -> Budget {
     let m = limits::u(req.omegas.0.len()).max(1);
     // A fixed-point phase update and its comparison (the scan of `spectrum::resolve`).
-    let phase = 2;
+    let phase = 1;
     let ops = limits::product(&[req.context.get(), m, phase]).saturating_add(limits::product(&[
         crate::lab::MAX_MARGIN_CURVE,
         m,
