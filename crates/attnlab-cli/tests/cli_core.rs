@@ -174,7 +174,8 @@ fn bad_inputs_exit_2_with_one_clear_line() {
         (vec!["equivariance", "--index-scale", "0.5"], "--pos index"),
         (
             vec!["equivariance", "--pos", "index", "--index-scale", "1e200"],
-            "non-finite",
+            // The same refusal as attend's (one message for one overflow).
+            "is not finite",
         ),
         (
             vec!["equivariance", "--layer", "rnn", "--heads", "2"],

@@ -168,7 +168,7 @@ fn bad_inputs_exit_2_with_one_line() {
         ),
         (
             vec!["--blocks".into(), bad_u.display().to_string()],
-            "unembedding U",
+            "block U", // the user's block is named (was "unembedding U")
         ),
         (
             vec![

@@ -48,6 +48,7 @@ pub fn run_with_progress(request: &Request) -> anyhow::Result<Report> {
         progress: &progress,
         cancel: Some(super::interrupted()),
         allow_files: true,
+        limits: super::limits(),
     };
     let report = api::run_with(request, &ctx);
     bar.finish_and_clear();

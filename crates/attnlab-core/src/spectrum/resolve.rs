@@ -345,6 +345,8 @@ pub fn resolve(omegas: &[Omega], context: u64, tol: f64) -> Result<Resolution> {
             let (a, b) = std::thread::scope(|sc| {
                 let h = sc.spawn(|| scan_range(&ws, mid, context, tol_fixed));
                 let a = scan_range(&ws, 1, mid, tol_fixed);
+                // Cannot fail: scan_range does arithmetic on checked inputs and never panics, so
+                // the thread returns normally.
                 (a, h.join().expect("resolution thread panicked"))
             });
             let best = if b.0 < a.0 { (b.0, b.1) } else { (a.0, a.1) };
