@@ -13,6 +13,7 @@ mod output;
 mod predict;
 mod rope;
 mod rope_spectrum;
+mod serve;
 mod session;
 
 use clap::{Parser, Subcommand};
@@ -62,6 +63,8 @@ pub enum Command {
     Predict(predict::PredictArgs),
     /// The prediction-first practical: predict each result, then see it computed (progress is kept).
     Session(session::SessionArgs),
+    /// The lab in the browser: a local server for the page and the JSON API (POST /api/<command>).
+    Serve(serve::ServeArgs),
 }
 
 /// Runs one parsed command line.
@@ -71,6 +74,10 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             .num_threads(usize::from(n))
             .build_global()
             .map_err(|e| anyhow::anyhow!("cannot start {n} worker threads: {e}"))?;
+    }
+    // The server handles Ctrl-C itself (graceful shutdown).
+    if let Command::Serve(a) = cli.command {
+        return serve::run(a);
     }
     // Ctrl-C asks long computations to stop at their next check; a second Ctrl-C exits.
     let _ = ctrlc::set_handler(|| {
@@ -87,5 +94,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Rope(cmd) => rope::run(cmd),
         Command::Predict(a) => predict::run(a),
         Command::Session(a) => session::run(a),
+        Command::Serve(a) => serve::run(a),
     }
 }
