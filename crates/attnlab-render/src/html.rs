@@ -161,7 +161,11 @@ fn scalar(v: &Value) -> Option<String> {
 fn cell(out: &mut String, v: &Value, depth: usize) {
     match v {
         Value::Number(_) => {
-            let _ = write!(out, "<td class=\"num\">{}</td>", scalar(v).unwrap_or_default());
+            let _ = write!(
+                out,
+                "<td class=\"num\">{}</td>",
+                scalar(v).unwrap_or_default()
+            );
         }
         _ => {
             out.push_str("<td>");
@@ -186,7 +190,11 @@ fn value(out: &mut String, v: &Value, depth: usize) {
         return;
     }
     if depth > MAX_DEPTH {
-        let _ = write!(out, "<code>{}</code>", escape(&attnlab_core::present::text::shorten(&v.to_string())));
+        let _ = write!(
+            out,
+            "<code>{}</code>",
+            escape(&attnlab_core::present::text::shorten(&v.to_string()))
+        );
         return;
     }
     match v {
@@ -259,8 +267,9 @@ fn array(out: &mut String, items: &[Value], depth: usize) {
             items
                 .iter()
                 .all(|i| {
-                    i.as_object()
-                        .is_some_and(|o| o.len() == keys.len() && keys.iter().all(|k| o.contains_key(*k)))
+                    i.as_object().is_some_and(|o| {
+                        o.len() == keys.len() && keys.iter().all(|k| o.contains_key(*k))
+                    })
                 })
                 .then_some(keys)
         }
@@ -320,7 +329,10 @@ mod tests {
 
     #[test]
     fn escapes_and_cuts() {
-        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
         let mut out = String::new();
         let long: Vec<Value> = (0..100).map(Value::from).collect();
         value(&mut out, &Value::Array(long), 0);

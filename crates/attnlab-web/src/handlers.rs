@@ -71,7 +71,11 @@ pub fn router_with_shutdown(limits: Limits, shutdown: watch::Receiver<bool>) -> 
     build(limits, shutdown, None)
 }
 
-fn build(limits: Limits, shutdown: watch::Receiver<bool>, keep: Option<watch::Sender<bool>>) -> Router {
+fn build(
+    limits: Limits,
+    shutdown: watch::Receiver<bool>,
+    keep: Option<watch::Sender<bool>>,
+) -> Router {
     let state = Arc::new(AppState {
         limits,
         permits: Arc::new(Semaphore::new(limits.workers.max(1))),
@@ -80,14 +84,20 @@ fn build(limits: Limits, shutdown: watch::Receiver<bool>, keep: Option<watch::Se
     });
     Router::new()
         .route("/", get(|| async { asset("index.html") }))
-        .route("/assets/{name}", get(|Path(name): Path<String>| async move { asset(&name) }))
+        .route(
+            "/assets/{name}",
+            get(|Path(name): Path<String>| async move { asset(&name) }),
+        )
         .route("/api/presets", get(presets))
         .route("/api/commands", get(commands))
         .route("/api/{*command}", any(api))
         .fallback(|uri: Uri| async move {
             error(
                 StatusCode::NOT_FOUND,
-                format!("no page {}", attnlab_core::present::text::shorten(uri.path())),
+                format!(
+                    "no page {}",
+                    attnlab_core::present::text::shorten(uri.path())
+                ),
             )
         })
         .with_state(state)
@@ -227,9 +237,7 @@ async fn api(
     if method != Method::POST {
         let mut r = error(
             StatusCode::METHOD_NOT_ALLOWED,
-            format!(
-                "/api/{path} takes POST with the request as a JSON body (got {method})"
-            ),
+            format!("/api/{path} takes POST with the request as a JSON body (got {method})"),
         );
         r.headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("POST"));
@@ -252,19 +260,20 @@ async fn api(
             )
         }
     };
-    let value = if bytes.iter().all(u8::is_ascii_whitespace) {
-        serde_json::Value::Object(serde_json::Map::new())
-    } else {
-        match serde_json::from_slice::<serde_json::Value>(&bytes) {
-            Ok(v) => v,
-            Err(e) => {
-                return error(
+    let value =
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            serde_json::Value::Object(serde_json::Map::new())
+        } else {
+            match serde_json::from_slice::<serde_json::Value>(&bytes) {
+                Ok(v) => v,
+                Err(e) => return error(
                     StatusCode::BAD_REQUEST,
-                    format!("malformed JSON body: {e}; expected a JSON object of the command's options"),
-                )
+                    format!(
+                        "malformed JSON body: {e}; expected a JSON object of the command's options"
+                    ),
+                ),
             }
-        }
-    };
+        };
     let request = match Request::from_json(command, value) {
         Ok(r) => r,
         Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
@@ -288,7 +297,11 @@ fn answer(request: &Request, view: View, cancel: &AtomicBool) -> Answer {
         Ok(r) => r,
         Err(e) => return Answer::Err(e),
     };
-    let outcome = if report.outcome().holds() { "holds" } else { "fails" };
+    let outcome = if report.outcome().holds() {
+        "holds"
+    } else {
+        "fails"
+    };
     match body(&report, view, outcome) {
         Ok(body) => Answer::Ok { body, outcome },
         Err(e) => Answer::Err(e),
@@ -312,7 +325,10 @@ fn body(report: &Report, view: View, outcome: &str) -> attnlab_core::Result<Stri
         s.push('\n');
         return Ok(s);
     }
-    let mut s = format!(r#"{{"outcome":"{outcome}","report":{}"#, json(report, false)?);
+    let mut s = format!(
+        r#"{{"outcome":"{outcome}","report":{}"#,
+        json(report, false)?
+    );
     if view.charts {
         let mut charts = Vec::new();
         for c in report.charts() {
@@ -322,7 +338,10 @@ fn body(report: &Report, view: View, outcome: &str) -> attnlab_core::Result<Stri
                 "svg": attnlab_render::svg::render(&c)?,
             }));
         }
-        s.push_str(&format!(r#","charts":{}"#, serde_json::Value::Array(charts)));
+        s.push_str(&format!(
+            r#","charts":{}"#,
+            serde_json::Value::Array(charts)
+        ));
     }
     if view.text {
         let text = attnlab_render::text::render(report);
@@ -345,10 +364,14 @@ async fn compute(st: &AppState, request: Request, view: View, started: Instant) 
             ),
         )
     };
-    let permit = match tokio::time::timeout_at(deadline, st.permits.clone().acquire_owned()).await
-    {
+    let permit = match tokio::time::timeout_at(deadline, st.permits.clone().acquire_owned()).await {
         Ok(Ok(p)) => p,
-        Ok(Err(_)) => return error(StatusCode::SERVICE_UNAVAILABLE, "the server is shutting down"),
+        Ok(Err(_)) => {
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is shutting down",
+            )
+        }
         Err(_) => return over_time(),
     };
     let cancel = Arc::new(AtomicBool::new(false));

@@ -29,6 +29,8 @@
 mod assets;
 mod handlers;
 mod server;
+#[doc(hidden)]
+pub mod testing;
 
 pub use handlers::{router, router_with_shutdown, url_name, Limits};
 pub use server::{run, serve, ServeOptions, DEFAULT_ADDR};
