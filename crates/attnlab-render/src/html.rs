@@ -16,7 +16,120 @@ use std::path::Path;
 use attnlab_core::api::Report;
 use attnlab_core::present::number::{format, Style};
 use attnlab_core::{Error, Result};
-use serde_json::Value;
+
+/// A JSON value that keeps the order of an object's fields as the report declares them
+/// (`serde_json::Value` sorts them unless a workspace-wide feature is turned on).
+#[derive(Debug, Clone, PartialEq)]
+enum Value {
+    Null,
+    Bool(bool),
+    Number(Num),
+    String(String),
+    Array(Vec<Value>),
+    Object(Vec<(String, Value)>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Num {
+    Int(i128),
+    Float(f64),
+}
+
+impl<'de> serde::Deserialize<'de> for Value {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Value;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("JSON")
+            }
+            fn visit_unit<E>(self) -> std::result::Result<Value, E> {
+                Ok(Value::Null)
+            }
+            fn visit_none<E>(self) -> std::result::Result<Value, E> {
+                Ok(Value::Null)
+            }
+            fn visit_bool<E>(self, b: bool) -> std::result::Result<Value, E> {
+                Ok(Value::Bool(b))
+            }
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<Value, E> {
+                Ok(Value::Number(Num::Int(v.into())))
+            }
+            fn visit_u64<E>(self, v: u64) -> std::result::Result<Value, E> {
+                Ok(Value::Number(Num::Int(v.into())))
+            }
+            fn visit_f64<E>(self, v: f64) -> std::result::Result<Value, E> {
+                Ok(Value::Number(Num::Float(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Value, E> {
+                Ok(Value::String(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<Value, E> {
+                Ok(Value::String(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Value, A::Error> {
+                let mut items = Vec::new();
+                while let Some(v) = a.next_element()? {
+                    items.push(v);
+                }
+                Ok(Value::Array(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> std::result::Result<Value, A::Error> {
+                let mut fields = Vec::new();
+                while let Some((k, v)) = a.next_entry::<String, Value>()? {
+                    fields.push((k, v));
+                }
+                Ok(Value::Object(fields))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Value {
+    fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Object(fields) => fields.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Compact JSON text, for values nested too deep to tabulate.
+    fn compact(&self) -> String {
+        match self {
+            Value::Null => "null".into(),
+            Value::Bool(b) => b.to_string(),
+            Value::Number(n) => number(n),
+            Value::String(s) => serde_json::Value::String(s.clone()).to_string(),
+            Value::Array(items) => format!(
+                "[{}]",
+                items
+                    .iter()
+                    .map(Value::compact)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Value::Object(fields) => format!(
+                "{{{}}}",
+                fields
+                    .iter()
+                    .map(|(k, v)| format!(
+                        "{}: {}",
+                        serde_json::Value::String(k.clone()),
+                        v.compact()
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
 
 /// The most items of a list, and rows / columns of a matrix, a data table shows; the JSON has
 /// them all.
@@ -138,14 +251,11 @@ fn strip_xml_prolog(svg: &str) -> &str {
     }
 }
 
-fn number(v: &serde_json::Number) -> String {
-    if let Some(i) = v.as_i64() {
-        return i.to_string();
+fn number(v: &Num) -> String {
+    match *v {
+        Num::Int(i) => i.to_string(),
+        Num::Float(x) => format(x, Style::Shortest),
     }
-    if let Some(u) = v.as_u64() {
-        return u.to_string();
-    }
-    format(v.as_f64().unwrap_or(f64::NAN), Style::Shortest)
 }
 
 fn scalar(v: &Value) -> Option<String> {
@@ -193,7 +303,7 @@ fn value(out: &mut String, v: &Value, depth: usize) {
         let _ = write!(
             out,
             "<code>{}</code>",
-            escape(&attnlab_core::present::text::shorten(&v.to_string()))
+            escape(&attnlab_core::present::text::shorten(&v.compact()))
         );
         return;
     }
@@ -263,13 +373,14 @@ fn array(out: &mut String, items: &[Value], depth: usize) {
     // Records with shared keys: one column per key.
     let keys: Option<Vec<&String>> = match &items[0] {
         Value::Object(first) => {
-            let keys: Vec<&String> = first.keys().collect();
+            let keys: Vec<&String> = first.iter().map(|(k, _)| k).collect();
             items
                 .iter()
-                .all(|i| {
-                    i.as_object().is_some_and(|o| {
-                        o.len() == keys.len() && keys.iter().all(|k| o.contains_key(*k))
-                    })
+                .all(|i| match i {
+                    Value::Object(o) => {
+                        o.len() == keys.len() && keys.iter().all(|k| i.get(k).is_some())
+                    }
+                    _ => false,
                 })
                 .then_some(keys)
         }
@@ -284,7 +395,7 @@ fn array(out: &mut String, items: &[Value], depth: usize) {
         for i in shown {
             out.push_str("<tr>");
             for k in &keys {
-                cell(out, &i[k.as_str()], depth);
+                cell(out, i.get(k).unwrap_or(&Value::Null), depth);
             }
             out.push_str("</tr>");
         }
@@ -334,7 +445,7 @@ mod tests {
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
         );
         let mut out = String::new();
-        let long: Vec<Value> = (0..100).map(Value::from).collect();
+        let long: Vec<Value> = (0..100).map(|i| Value::Number(Num::Int(i))).collect();
         value(&mut out, &Value::Array(long), 0);
         assert!(out.contains("first 24 of 100 values shown"));
         assert_eq!(out.matches("<td").count(), MAX_ITEMS);

@@ -219,7 +219,14 @@ const shuffle = {
     this.update();
   },
 
+  /** Picks up an edit of the sequence the debounce has not delivered yet. */
+  syncText() {
+    const now = $('shuffle-text').value.trim().split(/\s+/).filter(Boolean);
+    if (now.join(' ') !== this.tokens.join(' ')) this.setText();
+  },
+
   shuffle() {
+    this.syncText();
     const n = this.order.length;
     if (n < 2) return;
     const start = this.order.join(',');

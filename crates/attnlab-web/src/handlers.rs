@@ -206,9 +206,9 @@ impl View {
 }
 
 fn human_bytes(n: usize) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MiB", n >> 20)
-    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
         format!("{} KiB", n >> 10)
     } else {
         format!("{n} bytes")
@@ -260,20 +260,21 @@ async fn api(
             )
         }
     };
-    let value =
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            serde_json::Value::Object(serde_json::Map::new())
-        } else {
-            match serde_json::from_slice::<serde_json::Value>(&bytes) {
-                Ok(v) => v,
-                Err(e) => return error(
+    let value = if bytes.iter().all(u8::is_ascii_whitespace) {
+        serde_json::Value::Object(serde_json::Map::new())
+    } else {
+        match serde_json::from_slice::<serde_json::Value>(&bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                return error(
                     StatusCode::BAD_REQUEST,
                     format!(
                         "malformed JSON body: {e}; expected a JSON object of the command's options"
                     ),
-                ),
+                )
             }
-        };
+        }
+    };
     let request = match Request::from_json(command, value) {
         Ok(r) => r,
         Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),

@@ -65,16 +65,40 @@ pub fn run(opts: ServeOptions) -> std::io::Result<()> {
                 "warning: listening on {addr}, which other machines can reach; attnlab serve has no authentication (use 127.0.0.1 unless you mean to share it)"
             );
         }
+        // Registered before the address is announced, so a Ctrl-C right after it is not lost.
+        let stop = interrupt()?;
         let url = format!("http://{addr}/");
         eprintln!("attnlab serve: listening on {url} (Ctrl-C stops)");
         if opts.open {
             open_browser(&url);
         }
-        serve(listener, opts.limits, async {
-            let _ = tokio::signal::ctrl_c().await;
+        serve(listener, opts.limits, async move {
+            stop.await;
             eprintln!("attnlab serve: stopping (finishing open requests)");
         })
         .await
+    })
+}
+
+/// A future that completes on Ctrl-C (SIGINT) or SIGTERM, listening from the moment it is made.
+#[cfg(unix)]
+fn interrupt() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => {}
+            _ = term.recv() => {}
+        }
+    })
+}
+
+/// A future that completes on Ctrl-C.
+#[cfg(not(unix))]
+fn interrupt() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
     })
 }
 

@@ -39,6 +39,7 @@ async function shown(expectedPerm) {
 
 test('shuffling the bare layer: the verdict holds, with the API numbers', async () => {
   await page.fill('#shuffle-text', 'A B . A B');
+  await page.waitForFunction(() => document.querySelectorAll('#shuffle-tokens li').length === 5);
   await page.click('#shuffle-shuffle');
   const perm = await text(page, '#shuffle-perm');
   const order = JSON.parse(perm);
