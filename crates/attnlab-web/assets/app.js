@@ -388,6 +388,48 @@ async function start() {
 const extraPanels = {};
 export function register(name, panel) { extraPanels[name] = panel; }
 
+/** A chart rendered by the server (attnlab-render's SVG, the CLI's figure) as an image. */
+function svgFigure(chart) {
+  const img = h('img', {
+    src: 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(chart.svg),
+    alt: chart.title, 'data-chart': chart.name,
+  });
+  return h('figure', {}, img, h('figcaption', { text: chart.title }));
+}
+
+/** The wrapped answer (?charts=svg&text=1): outcome, the terminal's text, the charts. */
+function reportView(answer, label) {
+  return [
+    h('p', { class: 'headline' }, h('span', { class: `badge ${answer.outcome}`, 'data-outcome': answer.outcome }, answer.outcome.toUpperCase()), ' ', label),
+    answer.charts && answer.charts.length ? h('div', { class: 'charts' }, answer.charts.map(svgFigure)) : null,
+    h('pre', { class: 'report-text', text: answer.text }),
+    h('details', {}, h('summary', { text: 'JSON (as attnlab … --json prints it)' }), h('pre', { text: JSON.stringify(answer.report, null, 2) })),
+  ];
+}
+
+register('console', {
+  needs: [],
+  init() {
+    const select = $('console-command');
+    select.replaceChildren(...[...known].map((c) => h('option', { value: c, text: c })));
+    const run = async () => {
+      const err = $('console-error');
+      let body;
+      try { body = JSON.parse($('console-body').value || '{}'); } catch (e) { showError(err, new Error(`request: not valid JSON (${e.message})`)); return; }
+      try {
+        const answer = await api(select.value, body, { charts: true, text: true });
+        showError(err, null);
+        $('console-out').replaceChildren(...reportView(answer, `attnlab ${select.value}`).filter(Boolean));
+      } catch (e) {
+        showError(err, e);
+        $('console-out').replaceChildren();
+      }
+    };
+    $('console-run').addEventListener('click', run);
+    $('console-body').addEventListener('keydown', (e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) run(); });
+  },
+});
+
 register('rotation', { needs: ['rope score', 'rope period', 'rope identity'], init() {} });
 register('audit', { needs: ['rope audit'], init() {} });
 register('session', { needs: ['session'], init() {} });
