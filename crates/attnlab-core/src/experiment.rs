@@ -105,10 +105,22 @@ pub struct Diagnosis {
     pub ratio: f64,
     /// eps32 / eps64, the ratio round-off would show.
     pub eps_ratio: f64,
-    /// `"round-off"`, `"structural"` or `"exact"` (both errors 0).
-    pub conclusion: String,
+    /// Round-off, structural, or exact (both errors 0).
+    pub conclusion: Conclusion,
     /// One sentence saying why.
     pub explanation: String,
+}
+
+crate::choice! {
+    /// What the f32/f64 comparison concludes about a measured error.
+    pub enum Conclusion("conclusion") {
+        /// The error falls by about eps32/eps64: floating-point round-off.
+        RoundOff = "round-off",
+        /// The error does not fall with precision: the layer is not symmetric.
+        Structural = "structural",
+        /// Both precisions give identical results (error exactly 0).
+        Exact = "exact",
+    }
 }
 
 /// The result of a symmetry experiment.
@@ -238,13 +250,14 @@ pub fn symmetry(
     let eps_ratio = Dtype::F32.eps() / Dtype::F64.eps();
     let ratio = if e64 == 0.0 { f64::INFINITY } else { e32 / e64 };
     let tol64 = check(spec, inputs, &perms[..1], Dtype::F64)?.tolerance;
-    let (conclusion, explanation) = if e32 == 0.0 && e64 == 0.0 {
-        ("exact", "both precisions give identical results: the transformation reorders no arithmetic at all".to_string())
+    let conclusion = if e32 == 0.0 && e64 == 0.0 {
+        Conclusion::Exact
     } else if e64 > tol64 * 1e3 && ratio < 1e3 {
-        ("structural", format!("the error barely changes from f32 to f64 (ratio {ratio:.3e}, round-off would give ≈{eps_ratio:.2e}): the layer is not symmetric"))
+        Conclusion::Structural
     } else {
-        ("round-off", format!("the error falls from f32 to f64 by {ratio:.3e} (eps ratio {eps_ratio:.2e}; ∞ when f64 is exact): it is floating-point round-off, not structure"))
+        Conclusion::RoundOff
     };
+    let explanation = crate::present::prose::diagnosis(conclusion, ratio, eps_ratio);
     Ok(SymmetryResult {
         report,
         weight_form,
@@ -254,7 +267,7 @@ pub fn symmetry(
             f64_error: e64,
             ratio,
             eps_ratio,
-            conclusion: conclusion.into(),
+            conclusion,
             explanation,
         },
     })

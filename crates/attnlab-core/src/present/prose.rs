@@ -36,3 +36,21 @@ pub fn index_list(items: &[usize]) -> String {
     let inner: Vec<String> = items.iter().map(usize::to_string).collect();
     format!("[{}]", inner.join(", "))
 }
+
+/// The round-off-or-structure sentence of a symmetry check's f32/f64 diagnosis.
+pub fn diagnosis(conclusion: crate::experiment::Conclusion, ratio: f64, eps_ratio: f64) -> String {
+    use crate::experiment::Conclusion;
+    match conclusion {
+        Conclusion::Exact => "both precisions give identical results: the transformation reorders no arithmetic at all".into(),
+        Conclusion::Structural => format!(
+            "the error barely changes from f32 to f64 (ratio {}, round-off would give ≈{}): the layer is not symmetric",
+            super::number::sig(ratio, 4),
+            super::number::format(eps_ratio, super::number::Style::Scientific(3))
+        ),
+        Conclusion::RoundOff => format!(
+            "the error falls from f32 to f64 by {} (eps ratio {}; ∞ when f64 is exact): it is floating-point round-off, not structure",
+            super::number::sig(ratio, 4),
+            super::number::format(eps_ratio, super::number::Style::Scientific(3))
+        ),
+    }
+}
