@@ -88,6 +88,10 @@ function h(tag, attrs = {}, ...children) {
   }
   return el;
 }
+/** Replaces `el`'s children, skipping null/undefined/false entries. */
+function put(el, ...children) {
+  el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+}
 function debounce(fn, ms) {
   let t;
   return (...a) => { clearTimeout(t); t = setTimeout(() => fn(...a), ms); };
@@ -307,9 +311,9 @@ const shuffle = {
       results = await Promise.all(jobs);
     } catch (e) {
       showError(err, e);
-      $('shuffle-verdict').replaceChildren();
-      $('shuffle-weights').replaceChildren();
-      $('shuffle-outputs').replaceChildren();
+      put($('shuffle-verdict'), );
+      put($('shuffle-weights'), );
+      put($('shuffle-outputs'), );
       return;
     }
     showError(err, null);
@@ -318,8 +322,8 @@ const shuffle = {
     $('shuffle-text-out').textContent = eq.text;
     if (a && b) this.maps(a, b);
     else {
-      $('shuffle-weights').replaceChildren(h('p', { class: 'hint' }, 'An RNN has no attention weights: it reads the sequence in order, one step at a time, so only the verdict above applies.'));
-      $('shuffle-outputs').replaceChildren();
+      put($('shuffle-weights'), h('p', { class: 'hint' }, 'An RNN has no attention weights: it reads the sequence in order, one step at a time, so only the verdict above applies.'));
+      put($('shuffle-outputs'), );
     }
     return results;
   },
@@ -335,7 +339,7 @@ const shuffle = {
       ['worst entry (row, col)', `${r.worst.row}, ${r.worst.col}`],
     ];
     if (r.weight_form) rows.push(['weights: ' + r.weight_form.equation, `${r.weight_form.verdict}, margin ${fmt.sig(r.weight_form.margin, 4)}`]);
-    $('shuffle-verdict').replaceChildren(
+    put($('shuffle-verdict'), 
       h('p', { class: 'headline' },
         h('span', { class: `badge ${r.verdict}`, id: 'shuffle-badge', 'data-verdict': r.verdict }, r.verdict.toUpperCase()), ' ',
         `${r.equation} — layer ${r.layer}, positions ${r.pos}, mask ${r.mask}, ${r.dtype}, n = ${r.n}, d = ${r.dim}; ${moved} of ${r.n} positions moved.`),
@@ -350,12 +354,12 @@ const shuffle = {
     const moved = new Set(this.order.map((o, i) => (o !== i ? i : -1)).filter((i) => i >= 0));
     const names = (r) => (r.tokens ? r.tokens.map((t, i) => `${i} ${t}`) : null);
     const fromNames = (r) => (r.tokens ? r.tokens.map((t, i) => `${i} ${t} ←${this.order[i]}`) : null);
-    $('shuffle-weights').replaceChildren(
+    put($('shuffle-weights'), 
       h('figcaption', {}, 'Attention weights A (each row sums to 1)'),
       h('div', { class: 'side' },
         heatmap(a.weights, { id: 'weights-original', caption: 'original input: A(X)', rowLabel: 'query', colLabel: 'key', rowNames: names(a), colNames: names(a) }),
         heatmap(b.weights, { id: 'weights-permuted', caption: 'shuffled input: A(ΠX)', rowLabel: 'query', colLabel: 'key', rowNames: fromNames(b), colNames: names(b), highlight: moved })));
-    $('shuffle-outputs').replaceChildren(
+    put($('shuffle-outputs'), 
       h('figcaption', {}, 'Output rows f (moved rows highlighted; “←k” = came from position k)'),
       h('div', { class: 'side' },
         heatmap(a.output, { id: 'output-original', caption: 'original input: f(X)', rowLabel: 'position', colLabel: 'dim', rowNames: names(a), kind: 'diverging' }),
@@ -419,10 +423,10 @@ register('console', {
       try {
         const answer = await api(select.value, body, { charts: true, text: true });
         showError(err, null);
-        $('console-out').replaceChildren(...reportView(answer, `attnlab ${select.value}`).filter(Boolean));
+        put($('console-out'), ...reportView(answer, `attnlab ${select.value}`).filter(Boolean));
       } catch (e) {
         showError(err, e);
-        $('console-out').replaceChildren();
+        put($('console-out'), );
       }
     };
     $('console-run').addEventListener('click', run);
@@ -430,8 +434,227 @@ register('console', {
   },
 });
 
-register('rotation', { needs: ['rope score', 'rope period', 'rope identity'], init() {} });
-register('audit', { needs: ['rope audit'], init() {} });
+// ---------------------------------------------------------------- line charts (page-drawn)
+
+const SVGNS = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVGNS, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) el.setAttribute(k, v);
+  for (const c of children.flat()) if (c) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return el;
+}
+const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#17becf'];
+
+/** Ticks for [lo, hi]: about `n` round values (1, 2, 5 × 10^k steps) — axis labels, not results. */
+function ticks(lo, hi, n = 6) {
+  if (!(hi > lo)) return [lo];
+  const raw = (hi - lo) / n;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * p).find((v) => v >= raw);
+  const out = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+  return out;
+}
+
+/**
+ * A line chart of report data: series [{name, points: [[x, y]], dashed}], vertical marks
+ * [{x, label, colour}]; returns an <svg> that scales with its box.
+ */
+function lineChart({ series, marks = [], xLabel, yLabel, id }) {
+  const W = 820, H = 360, L = 58, R = 16, T = 14, B = 46;
+  const xs = series.flatMap((s) => s.points.map((p) => p[0])).concat(marks.map((m) => m.x));
+  const ys = series.flatMap((s) => s.points.map((p) => p[1]));
+  const x0 = Math.min(...xs), x1 = Math.max(...xs);
+  let y0 = Math.min(...ys), y1 = Math.max(...ys);
+  if (y1 - y0 < 1e-12) { y0 -= 0.5; y1 += 0.5; }
+  const pad = (y1 - y0) * 0.06; y0 -= pad; y1 += pad;
+  const X = (x) => L + (x1 > x0 ? (x - x0) / (x1 - x0) : 0.5) * (W - L - R);
+  const Y = (y) => T + (1 - (y - y0) / (y1 - y0)) * (H - T - B);
+  const el = svg('svg', { viewBox: `0 0 ${W} ${H}`, class: 'plot', role: 'img', id, 'aria-label': `${yLabel} vs ${xLabel}` });
+  for (const t of ticks(y0, y1)) {
+    el.append(svg('line', { x1: L, x2: W - R, y1: Y(t), y2: Y(t), stroke: '#e6e6e6' }),
+      svg('text', { x: L - 6, y: Y(t) + 4, 'text-anchor': 'end' }, fmt.sig(t, 3)));
+  }
+  for (const t of ticks(x0, x1, 10).filter((v) => Number.isInteger(v) || x1 - x0 < 10)) {
+    el.append(svg('line', { x1: X(t), x2: X(t), y1: H - B, y2: H - B + 5, stroke: '#666' }),
+      svg('text', { x: X(t), y: H - B + 18, 'text-anchor': 'middle' }, fmt.short(t)));
+  }
+  el.append(svg('line', { x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: '#666' }),
+    svg('line', { x1: L, x2: L, y1: T, y2: H - B, stroke: '#666' }),
+    svg('text', { x: (L + W - R) / 2, y: H - 8, 'text-anchor': 'middle' }, xLabel),
+    svg('text', { x: 14, y: (T + H - B) / 2, transform: `rotate(-90 14 ${(T + H - B) / 2})`, 'text-anchor': 'middle' }, yLabel));
+  for (const m of marks) {
+    el.append(svg('line', { x1: X(m.x), x2: X(m.x), y1: T, y2: H - B, stroke: m.colour || '#555', 'stroke-dasharray': m.solid ? null : '5 4', 'stroke-width': m.solid ? 3 : 1.5, 'data-mark': m.kind || 'mark', 'data-x': m.x }),
+      svg('text', { x: X(m.x) + 4, y: T + 12 + (m.row || 0) * 14, fill: m.colour || '#555' }, m.label));
+  }
+  series.forEach((s, i) => {
+    const c = s.colour || PALETTE[i % PALETTE.length];
+    const d = s.points.map((p, k) => `${k ? 'L' : 'M'}${X(p[0]).toFixed(1)},${Y(p[1]).toFixed(1)}`).join('');
+    el.append(svg('path', { d, fill: 'none', stroke: c, 'stroke-width': s.bold ? 3 : 2, 'stroke-dasharray': s.dashed ? '6 4' : null }));
+    if (s.points.length <= 80) for (const p of s.points) el.append(svg('circle', { cx: X(p[0]), cy: Y(p[1]), r: 2.6, fill: c }));
+    el.append(svg('text', { x: W - R - 4, y: T + 14 + i * 15, 'text-anchor': 'end', fill: c }, s.name));
+  });
+  return el;
+}
+
+// ---------------------------------------------------------------- rotation
+
+register('rotation', {
+  needs: ['rope score', 'rope period', 'rope identity'],
+  score: null,
+  periods: [],
+  init() {
+    $('rotation-omega').addEventListener('input', debounce(() => this.update(), 350));
+    $('rotation-max').addEventListener('input', debounce(() => this.update(), 350));
+    $('rotation-s').addEventListener('input', () => this.draw());
+    this.update();
+  },
+  update: latest(async function () { return panels.rotation.run(); }),
+  async run() {
+    const err = $('rotation-error');
+    const omega = $('rotation-omega').value;
+    const maxSep = Number($('rotation-max').value);
+    try {
+      const score = await api('rope score', { omega, max_sep: maxSep });
+      const periods = await Promise.all(score.omegas.map((o) => api('rope period', { omega: o.label })));
+      const identity = await api('rope identity', { omega, trials: 200 }, { charts: true });
+      showError(err, null);
+      this.score = score; this.periods = periods; this.identity = identity;
+    } catch (e) {
+      showError(err, e);
+      return;
+    }
+    const slider = $('rotation-s');
+    slider.max = String(this.score.separations.length - 1);
+    if (Number(slider.value) > Number(slider.max)) slider.value = slider.max;
+    this.draw();
+    this.drawIdentity();
+  },
+  draw() {
+    if (!this.score) return;
+    const r = this.score;
+    const s = Number($('rotation-s').value);
+    $('rotation-s-out').textContent = String(s);
+    const row = r.separations[s];
+    const likeZero = s > 0 && r.equal_to_zero_separation.includes(s);
+    put($('rotation-readout'), 
+      h('table', { class: 'numbers', id: 'rotation-table' },
+        h('tr', {}, h('th', { text: 'ω' }), h('th', { text: `cos(${s}·ω)` }), h('th', { text: 'first repeat (exact)' }), h('th', { text: 'wavelength 2π/ω' })),
+        r.omegas.map((o, k) => {
+          const p = this.periods[k];
+          return h('tr', {}, h('td', { text: o.label }), h('td', { class: 'num', 'data-omega': o.label, text: fmt.sig(row.scores[k], 6) }),
+            h('td', { class: 'num', 'data-repeat': o.label, text: p.first_repeat === null ? `none (irrational; within ${fmt.short(p.tol)} rad at ${p.first_within_tol ?? '—'})` : String(p.first_repeat) }),
+            h('td', { class: 'num', text: fmt.sig(p.wavelength, 6) }));
+        }),
+        h('tr', {}, h('th', { text: 'mean' }), h('td', { class: 'num', id: 'rotation-mean', text: fmt.sig(row.mean, 6) }),
+          h('td', { colspan: '2', text: likeZero ? `s = ${s} scores like s = 0 (every phase within ${fmt.short(r.tolerance)} rad of a full turn)` : (r.equal_to_zero_separation.length ? `the set repeats at s = ${r.equal_to_zero_separation.join(', ')}` : `no separation in 1..${r.separations.length - 1} scores like s = 0`) }))));
+    const series = [];
+    if (r.omegas.length <= 5) r.omegas.forEach((o, k) => series.push({ name: `ω = ${o.label}`, points: r.separations.map((x) => [x.separation, x.scores[k]]) }));
+    series.push({ name: `mean over ${r.omegas.length} planes`, points: r.separations.map((x) => [x.separation, x.mean]), bold: true, colour: '#111' });
+    const last = r.separations.length - 1;
+    const marks = this.periods.map((p, k) => (p.first_repeat !== null && p.first_repeat <= last
+      ? { x: p.first_repeat, label: `ω = ${r.omegas[k].label} repeats`, colour: PALETTE[k % PALETTE.length], row: k, kind: 'repeat' } : null)).filter(Boolean);
+    marks.push({ x: s, label: `s = ${s}`, colour: '#ff8c00', solid: true, row: marks.length, kind: 'slider' });
+    put($('rotation-chart'), lineChart({ series, marks, xLabel: 'separation s = j − i', yLabel: 'score cos(s·ω)', id: 'rotation-plot' }));
+  },
+  drawIdentity() {
+    const a = this.identity, r = a.report;
+    const [i, j] = r.worst_positions;
+    const pipelines = r.invariance.length ? Object.keys(r.invariance[0].errors) : [];
+    put($('rotation-identity'), 
+      h('p', { class: 'headline' }, h('span', { class: `badge ${r.holds ? 'holds' : 'breaks'}`, id: 'identity-badge', 'data-holds': String(r.holds) }, r.holds ? 'HOLDS' : 'BREAKS'), ' ',
+        `over ${r.trials} random (q, k, i, j) in f64, ${r.planes} planes`),
+      h('table', { class: 'numbers', id: 'identity-numbers' },
+        h('tr', {}, h('th', { text: 'max |(R(iω)q)ᵀ(R(jω)k) − qᵀR((j−i)ω)k|' }), h('td', { class: 'num', 'data-field': 'max_abs_error', text: fmt.sci(r.max_abs_error) })),
+        h('tr', {}, h('th', { text: 'tolerance' }), h('td', { class: 'num', 'data-field': 'tolerance', text: fmt.sci(r.tolerance) })),
+        h('tr', {}, h('th', { text: 'largest error ÷ its tolerance' }), h('td', { class: 'num', text: fmt.sig(r.max_error_ratio, 4) })),
+        h('tr', {}, h('th', { text: 'worst case at positions (i, j)' }), h('td', { class: 'num', text: `${i}, ${j} (j − i = ${j - i})` }))),
+      h('p', { class: 'hint', text: r.tolerance_rule }),
+      h('h3', { text: 'Translation invariance: shifting both positions by t, per dtype pipeline' }),
+      h('p', { class: 'hint', text: r.pipelines }),
+      a.charts.length ? h('div', { class: 'charts' }, a.charts.map(svgFigure)) : null,
+      h('details', {}, h('summary', { text: 'The table (error per shift and pipeline)' }),
+        h('table', { class: 'numbers', id: 'invariance-table' },
+          h('tr', {}, h('th', { text: 'shift t' }), pipelines.map((p) => h('th', { text: p }))),
+          r.invariance.map((row) => h('tr', {}, h('td', { class: 'num', text: String(row.shift) }), pipelines.map((p) => h('td', { class: 'num', text: fmt.sci(row.errors[p], 3) })))))));
+  },
+});
+
+// ---------------------------------------------------------------- resolution & audit
+
+register('audit', {
+  needs: ['rope audit'],
+  async init() {
+    try {
+      const res = await fetch('/api/presets');
+      const list = await res.json();
+      put($('audit-preset'), ...list.map((p) => h('option', { value: p.name, text: `${p.name} (${p.source})` })));
+    } catch (e) { showError($('audit-error'), e); }
+    for (const r of document.querySelectorAll('input[name="audit-source"]')) {
+      r.addEventListener('change', () => {
+        for (const f of document.querySelectorAll('[data-source]')) f.hidden = f.dataset.source !== this.source();
+      });
+    }
+    $('audit-run').addEventListener('click', () => this.run());
+  },
+  source() { return document.querySelector('input[name="audit-source"]:checked').value; },
+  body() {
+    const body = { dtype: $('audit-dtype').value };
+    const ctx = $('audit-context').value.trim();
+    if (ctx) body.context = ctx;
+    switch (this.source()) {
+      case 'preset': body.preset = $('audit-preset').value; break;
+      case 'config':
+        try { body.config = JSON.parse($('audit-config').value); } catch (e) { throw new Error(`config.json: not valid JSON (${e.message})`); }
+        break;
+      case 'base': body.base = Number($('audit-base').value); body.dim = $('audit-dim').value.trim(); break;
+      default: body.omega = $('audit-omega').value;
+    }
+    return body;
+  },
+  async run() {
+    const err = $('audit-error');
+    let body;
+    try { body = this.body(); } catch (e) { showError(err, e); return; }
+    $('audit-run').disabled = true;
+    $('audit-status').textContent = 'Auditing… (the minimum-base search can take seconds)';
+    try {
+      const a = await api('rope audit', body, { charts: true, text: true });
+      showError(err, null);
+      this.show(a);
+      $('audit-status').textContent = '';
+    } catch (e) {
+      showError(err, e);
+      put($('audit-out'), );
+      $('audit-status').textContent = '';
+    } finally {
+      $('audit-run').disabled = false;
+    }
+  },
+  show(a) {
+    const r = a.report, f = r.findings;
+    const rows = [];
+    const add = (what, ok, text) => rows.push(h('tr', { 'data-finding': what },
+      h('th', { scope: 'row', text: what }),
+      h('td', {}, ok === null ? '' : h('span', { class: `badge ${ok ? 'holds' : 'breaks'}`, text: ok ? 'ok' : 'note' })),
+      h('td', { text })));
+    add('full turns', null, `${f.turns.full_turn} of ${f.turns.planes} planes turn fully within ${f.context} positions; wavelengths ${fmt.sig(f.turns.wavelength_min, 4)} to ${fmt.sig(f.turns.wavelength_max, 4)}`);
+    if (f.resolution) add('resolution', f.resolution.kind === 'resolves', `${f.resolution.kind}; closest call at separation ${f.resolution.closest_separation ?? '—'}, margin ${f.resolution.margin === null || f.resolution.margin === undefined ? '—' : fmt.sig(f.resolution.margin, 4)} rad`);
+    if (f.decay) add('decay (Men et al. 2024)', f.decay.kind !== 'fails', `${f.decay.kind}${f.decay.first_negative !== null && f.decay.first_negative !== undefined ? `; B(m) first negative at m = ${f.decay.first_negative}` : ''}`);
+    if (f.min_base) add('smallest base for this context', null, `${fmt.sig(f.min_base.base, 6)}${f.min_base.configured ? ` (configured ${fmt.sig(f.min_base.configured.base, 6)}, ${fmt.sig(f.min_base.configured.ratio, 4)} of it)` : ''}`);
+    if (f.precision) add(`precision (${f.precision.dtype})`, null, `${f.precision.distinct_positions} of ${f.context} position ids distinct (exact up to ${f.precision.exact_up_to}); cos/sin cache rows distinct: ${f.precision.distinct_rows}`);
+    if (f.invariance) add(`translation invariance (${f.invariance.pipeline})`, null, `a shift by ${f.invariance.first_shift} changes a score by up to ${fmt.sci(f.invariance.first_error, 4)}; worst ${fmt.sci(f.invariance.worst_error, 4)} at shift ${f.invariance.worst_shift} (exact reduction: ${fmt.sci(f.invariance.exact_error, 4)})`);
+    put($('audit-out'), 
+      h('p', { class: 'verdict-text', id: 'audit-verdict', text: r.verdict }),
+      h('p', { class: 'hint', id: 'audit-source-line', text: `${r.source}; context ${r.context}; verdict dtype ${r.dtype}` }),
+      h('div', { class: 'charts', id: 'audit-charts' }, a.charts.map(svgFigure)),
+      h('h3', { text: 'Findings' }),
+      h('table', { class: 'numbers findings', id: 'audit-findings' }, rows),
+      r.config_notes.length ? h('ul', { class: 'hint' }, r.config_notes.map((n) => h('li', { text: n }))) : null,
+      h('details', { class: 'terminal' }, h('summary', { text: 'As the terminal prints it (attnlab rope audit)' }), h('pre', { text: a.text })));
+  },
+});
+
 register('session', { needs: ['session'], init() {} });
 
 window.addEventListener('DOMContentLoaded', start);
