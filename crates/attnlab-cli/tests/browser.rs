@@ -77,8 +77,11 @@ fn every_panel_and_the_html_reports_in_chromium() {
 
 /// The HTML reports to open: (file name, CLI arguments before `--html FILE`).
 fn html_reports() -> Vec<(&'static str, Vec<&'static str>)> {
-    vec![(
-        "equivariance.html",
-        vec!["equivariance", "--text", "A B . A", "--perm", "2,0,3,1"],
-    )]
+    vec![
+        ("lab.html", vec!["lab"]),
+        (
+            "equivariance.html",
+            vec!["equivariance", "--text", "A B . A", "--perm", "2,0,3,1"],
+        ),
+    ]
 }
