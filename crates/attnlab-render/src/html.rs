@@ -35,60 +35,116 @@ enum Num {
     Float(f64),
 }
 
-impl<'de> serde::Deserialize<'de> for Value {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Value;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("JSON")
-            }
-            fn visit_unit<E>(self) -> std::result::Result<Value, E> {
-                Ok(Value::Null)
-            }
-            fn visit_none<E>(self) -> std::result::Result<Value, E> {
-                Ok(Value::Null)
-            }
-            fn visit_bool<E>(self, b: bool) -> std::result::Result<Value, E> {
-                Ok(Value::Bool(b))
-            }
-            fn visit_i64<E>(self, v: i64) -> std::result::Result<Value, E> {
-                Ok(Value::Number(Num::Int(v.into())))
-            }
-            fn visit_u64<E>(self, v: u64) -> std::result::Result<Value, E> {
-                Ok(Value::Number(Num::Int(v.into())))
-            }
-            fn visit_f64<E>(self, v: f64) -> std::result::Result<Value, E> {
-                Ok(Value::Number(Num::Float(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> std::result::Result<Value, E> {
-                Ok(Value::String(v.to_string()))
-            }
-            fn visit_string<E>(self, v: String) -> std::result::Result<Value, E> {
-                Ok(Value::String(v))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> std::result::Result<Value, A::Error> {
+/// A small JSON reader for the report's own serialisation: numbers are read with the standard
+/// library's exact parser (serde_json's default reader may be off in the last bit), object
+/// fields keep their order.
+struct Reader<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Reader<'_> {
+    fn parse(text: &str) -> Option<Value> {
+        let mut r = Reader {
+            s: text.as_bytes(),
+            i: 0,
+        };
+        let v = r.value()?;
+        r.ws();
+        (r.i == r.s.len()).then_some(v)
+    }
+
+    fn ws(&mut self) {
+        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, lit: &str) -> bool {
+        let ok = self.s[self.i..].starts_with(lit.as_bytes());
+        if ok {
+            self.i += lit.len();
+        }
+        ok
+    }
+
+    fn value(&mut self) -> Option<Value> {
+        self.ws();
+        match *self.s.get(self.i)? {
+            b'n' => self.eat("null").then_some(Value::Null),
+            b't' => self.eat("true").then_some(Value::Bool(true)),
+            b'f' => self.eat("false").then_some(Value::Bool(false)),
+            b'"' => self.string().map(Value::String),
+            b'[' => {
+                self.i += 1;
                 let mut items = Vec::new();
-                while let Some(v) = a.next_element()? {
-                    items.push(v);
+                self.ws();
+                if self.eat("]") {
+                    return Some(Value::Array(items));
                 }
-                Ok(Value::Array(items))
+                loop {
+                    items.push(self.value()?);
+                    self.ws();
+                    if self.eat("]") {
+                        return Some(Value::Array(items));
+                    }
+                    if !self.eat(",") {
+                        return None;
+                    }
+                }
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> std::result::Result<Value, A::Error> {
+            b'{' => {
+                self.i += 1;
                 let mut fields = Vec::new();
-                while let Some((k, v)) = a.next_entry::<String, Value>()? {
-                    fields.push((k, v));
+                self.ws();
+                if self.eat("}") {
+                    return Some(Value::Object(fields));
                 }
-                Ok(Value::Object(fields))
+                loop {
+                    self.ws();
+                    let k = self.string()?;
+                    self.ws();
+                    if !self.eat(":") {
+                        return None;
+                    }
+                    fields.push((k, self.value()?));
+                    self.ws();
+                    if self.eat("}") {
+                        return Some(Value::Object(fields));
+                    }
+                    if !self.eat(",") {
+                        return None;
+                    }
+                }
+            }
+            _ => {
+                let start = self.i;
+                while self.i < self.s.len()
+                    && matches!(
+                        self.s[self.i],
+                        b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'
+                    )
+                {
+                    self.i += 1;
+                }
+                let t = std::str::from_utf8(&self.s[start..self.i]).ok()?;
+                if let Ok(i) = t.parse::<i128>() {
+                    return Some(Value::Number(Num::Int(i)));
+                }
+                t.parse::<f64>().ok().map(|x| Value::Number(Num::Float(x)))
             }
         }
-        d.deserialize_any(V)
+    }
+
+    fn string(&mut self) -> Option<String> {
+        // Find the closing quote (skipping escapes) and let serde_json decode the escapes.
+        let start = self.i;
+        self.i += 1;
+        while *self.s.get(self.i)? != b'"' {
+            self.i += if self.s[self.i] == b'\\' { 2 } else { 1 };
+        }
+        self.i += 1;
+        serde_json::from_slice(&self.s[start..self.i]).ok()
     }
 }
 
@@ -201,10 +257,11 @@ pub fn render(title: &str, report: &Report) -> Result<String> {
             );
         }
     }
-    // Serialised to text and parsed back, so f32 values keep their short f32 spelling (a direct
-    // `serde_json::to_value` would widen them to f64 digits).
+    // Serialised to text and read back exactly, so f32 values keep their short f32 spelling (a
+    // direct `serde_json::to_value` would widen them to f64 digits) and fields keep their order.
     let text = serde_json::to_string(report).map_err(|e| Error::write("the report", e))?;
-    let data: Value = serde_json::from_str(&text).map_err(|e| Error::write("the report", e))?;
+    let data = Reader::parse(&text)
+        .ok_or_else(|| Error::write("the report", "its JSON could not be read back"))?;
     out.push_str(
         "<h2 id=\"data\">Data</h2>\n<p class=\"meta\">The report's fields as <code>--json</code> names them \
          (long lists and matrices are cut to their first entries).</p>\n",
@@ -436,6 +493,24 @@ mod tests {
             let s = format!(">{}<", format(*w, Style::Shortest));
             assert!(page.contains(&s), "{s} missing");
         }
+    }
+
+    #[test]
+    fn the_reader_keeps_order_and_exact_numbers() {
+        let text = r#"{"b": [1, -2.5e-3, 0.24843044047129859], "a": {"s": "x\"y\\n", "n": null, "t": true}}"#;
+        let v = Reader::parse(text).unwrap();
+        let Value::Object(fields) = &v else { panic!() };
+        assert_eq!(fields[0].0, "b");
+        assert_eq!(fields[1].0, "a");
+        let Some(Value::Array(b)) = v.get("b") else {
+            panic!()
+        };
+        assert_eq!(b[2], Value::Number(Num::Float(0.24843044047129859)));
+        assert_eq!(b[0], Value::Number(Num::Int(1)));
+        let Some(a) = v.get("a") else { panic!() };
+        assert_eq!(a.get("s"), Some(&Value::String("x\"y\\n".into())));
+        assert!(Reader::parse("{\"a\": 1,}").is_none());
+        assert!(Reader::parse("[1] 2").is_none());
     }
 
     #[test]
