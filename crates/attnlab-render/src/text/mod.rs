@@ -8,6 +8,13 @@ mod embed;
 mod equivariance;
 mod lab;
 mod predict;
+mod rope_audit;
+mod rope_common;
+mod rope_identity;
+mod rope_period;
+mod rope_resolve;
+mod rope_score;
+pub mod session;
 mod table;
 
 pub use table::{matrix_table, matrix_table_with, table, MAX_COLS_SHOWN, MAX_ROWS_SHOWN};
@@ -23,5 +30,11 @@ pub fn render(report: &Report) -> String {
         Report::Claims(r) => claims::render(r),
         Report::Embed(r) => embed::render(r),
         Report::Predict(r) => predict::render(r),
+        Report::Session(r) => session::render(r),
+        Report::RopeIdentity(r) => rope_identity::render(r),
+        Report::RopeScore(r) => rope_score::render(r),
+        Report::RopePeriod(r) => rope_period::render(r),
+        Report::RopeResolve(r) => rope_resolve::render(r),
+        Report::RopeAudit(r) => rope_audit::render(r),
     }
 }
