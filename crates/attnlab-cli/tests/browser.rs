@@ -80,6 +80,10 @@ fn html_reports() -> Vec<(&'static str, Vec<&'static str>)> {
     vec![
         ("lab.html", vec!["lab"]),
         (
+            "rope-audit.html",
+            vec!["rope", "audit", "--preset", "llama-2-7b", "--skip-min-base"],
+        ),
+        (
             "equivariance.html",
             vec!["equivariance", "--text", "A B . A", "--perm", "2,0,3,1"],
         ),

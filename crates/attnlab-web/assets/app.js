@@ -655,6 +655,146 @@ register('audit', {
   },
 });
 
-register('session', { needs: ['session'], init() {} });
+// ---------------------------------------------------------------- session
+
+/** A prediction or result ({kind, value}) as the student typed or the engine measured it. */
+function answerText(a) {
+  if (!a || typeof a !== 'object') return String(a);
+  const v = a.value;
+  if (v === null || v === undefined) return 'none';
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  if (Array.isArray(v)) return v.map((x) => (typeof x === 'number' ? fmt.short(x) : String(x))).join(', ');
+  if (typeof v === 'number') return fmt.short(v);
+  return String(v);
+}
+
+/** One evidence item (typed data of any kind) as “kind: field value, …”. */
+function evidenceText(e) {
+  const show = (v) => {
+    if (v === null || v === undefined) return '—';
+    if (typeof v === 'number') return fmt.short(v);
+    if (typeof v === 'boolean') return v ? 'yes' : 'no';
+    if (Array.isArray(v)) return `[${v.map(show).join(', ')}]`;
+    if (typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${k.replace(/_/g, ' ')} ${show(x)}`).join(', ')}}`;
+    return String(v);
+  };
+  const { kind, ...rest } = e;
+  return `${String(kind).replace(/_/g, ' ')}: ${Object.entries(rest).map(([k, v]) => `${k.replace(/_/g, ' ')} ${show(v)}`).join(', ')}`;
+}
+
+register('session', {
+  needs: ['session'],
+  steps: [],
+  answers: {},   // step id → {answer, reason}: the answers document of this sitting
+  base: null,    // a state file loaded from the terminal, if any
+  last: null,    // the latest run report
+  async init() {
+    try {
+      this.steps = (await api('session', { list: true })).steps;
+      const saved = JSON.parse(localStorage.getItem('attnlab-session') || 'null');
+      if (saved) { this.answers = saved.answers || {}; this.base = saved.base || null; }
+    } catch (e) { showError($('session-error'), e); return; }
+    $('session-download').addEventListener('click', () => this.download('attnlab-answers.json', this.answers));
+    $('session-download-state').addEventListener('click', () => this.download('session.json', { ...this.base, records: this.last.steps }));
+    $('session-restart').addEventListener('click', () => { this.answers = {}; this.base = null; this.save(); this.run(); });
+    $('session-load').addEventListener('change', (e) => this.load(e.target.files[0]));
+    await this.run();
+  },
+  save() { localStorage.setItem('attnlab-session', JSON.stringify({ answers: this.answers, base: this.base })); },
+  download(name, data) {
+    const a = h('a', { href: URL.createObjectURL(new Blob([JSON.stringify(data, null, 2) + '\n'], { type: 'application/json' })), download: name });
+    document.body.append(a); a.click(); a.remove();
+  },
+  async load(file) {
+    if (!file) return;
+    try {
+      this.base = JSON.parse(await file.text());
+      this.answers = {};
+      await this.run();
+      this.save();
+    } catch (e) { showError($('session-error'), new Error(`progress file: ${e.message}`)); this.base = null; }
+  },
+  /** Runs the session engine on the answers so far (and the loaded progress). */
+  async run(graded) {
+    const body = { answers: this.answers };
+    if (this.base) body.state = this.base;
+    let a;
+    try {
+      a = await api('session', body, { text: true });
+      showError($('session-error'), null);
+    } catch (e) {
+      showError($('session-error'), e);
+      return;
+    }
+    const r = a.report;
+    this.last = r;
+    $('session-download-state').hidden = !this.base;
+    $('session-score').textContent = `score ${r.score.correct} of ${r.score.answered} answered (${r.score.total} steps)`;
+    $('session-score').dataset.correct = r.score.correct;
+    $('session-score').dataset.answered = r.score.answered;
+    if (graded) this.showRecord(r.steps.find((s) => s.id === graded), a.text);
+    if (r.complete) {
+      put($('session-step'), h('p', { class: 'headline', id: 'session-done' },
+        h('span', { class: `badge ${r.full_marks ? 'holds' : 'fails'}` }, r.full_marks ? 'FULL MARKS' : 'COMPLETE'),
+        ` ${r.score.correct} of ${r.score.total} predictions right.`));
+      return;
+    }
+    const next = r.paused && r.paused.step;
+    this.showStep(this.steps.find((s) => s.id === next));
+  },
+  showStep(step) {
+    if (!step) return;
+    const n = this.steps.indexOf(step) + 1;
+    const form = step.answer_kind || {};
+    let input;
+    if (form.kind === 'yes_no') {
+      input = h('div', { role: 'radiogroup', 'aria-label': 'your prediction', class: 'buttons' },
+        ['yes', 'no'].map((v) => h('label', {}, h('input', { type: 'radio', name: 'session-answer', value: v }), ` ${v}`)));
+    } else if (form.kind === 'choice') {
+      input = h('div', { role: 'radiogroup', 'aria-label': 'your prediction' },
+        form.options.map((o) => h('p', {}, h('label', {}, h('input', { type: 'radio', name: 'session-answer', value: o.key }), ` ${o.key}) ${o.text}`))));
+    } else {
+      input = h('input', { type: 'text', id: 'session-answer-text', 'aria-label': 'your prediction', autocomplete: 'off', spellcheck: 'false' });
+    }
+    const hint = h('p', { class: 'hint', id: 'session-hint', hidden: true, text: step.hint });
+    put($('session-step'),
+      h('h3', { id: 'session-title', 'data-step': step.id }, `Step ${n} of ${this.steps.length}: ${step.title}`),
+      h('p', {}, h('strong', { text: 'Varied: ' }), step.varied, ' · ', h('strong', { text: 'held fixed: ' }), step.fixed),
+      h('p', { id: 'session-question', text: step.question }),
+      h('form', { id: 'session-form' },
+        h('p', { class: 'hint', text: `Answer: ${step.answer_form}` }),
+        input,
+        h('p', {}, h('label', { for: 'session-reason', text: 'Why? (optional, kept with your answer)' })),
+        h('input', { type: 'text', id: 'session-reason', autocomplete: 'off' }),
+        h('div', { class: 'buttons', style: 'margin-top:.5rem' },
+          h('button', { type: 'submit', class: 'primary', id: 'session-submit' }, 'Predict, then run'),
+          step.hint ? h('button', { type: 'button', onclick: () => { hint.hidden = false; } }, 'Show a hint') : null),
+        hint));
+    $('session-form').addEventListener('submit', async (e) => {
+      e.preventDefault();
+      const picked = document.querySelector('input[name="session-answer"]:checked');
+      const answer = picked ? picked.value : ($('session-answer-text') ? $('session-answer-text').value.trim() : '');
+      if (!answer) { showError($('session-error'), new Error('type or pick a prediction first')); return; }
+      const reason = $('session-reason').value.trim();
+      this.answers[step.id] = reason ? { answer, reason } : { answer };
+      await this.run(step.id);
+      if ($('session-error').hidden) this.save(); else delete this.answers[step.id];
+    });
+  },
+  showRecord(rec, text) {
+    if (!rec) return;
+    put($('session-result'),
+      h('div', { class: 'step', id: 'session-record', 'data-correct': String(rec.correct) },
+        h('p', { class: 'headline' }, h('span', { class: `badge ${rec.correct ? 'holds' : 'fails'}` }, rec.correct ? 'RIGHT' : 'NOT QUITE'), ` ${rec.title}`),
+        h('table', { class: 'numbers' },
+          h('tr', {}, h('th', { text: 'your prediction' }), h('td', { id: 'session-prediction', text: answerText(rec.prediction) })),
+          h('tr', {}, h('th', { text: 'computed' }), h('td', { id: 'session-computed', text: answerText(rec.result) })),
+          h('tr', {}, h('th', { text: 'graded by' }), h('td', { text: rec.grading }))),
+        h('p', { text: rec.explanation }),
+        h('details', {}, h('summary', { text: 'Evidence (what the engine computed)' }),
+          h('ul', { class: 'findings' }, rec.evidence.map((e) => h('li', { class: 'mono', text: evidenceText(e) })))),
+        h('details', { class: 'terminal' }, h('summary', { text: 'As the terminal prints the session so far' }), h('pre', { text }))));
+  },
+});
 
 window.addEventListener('DOMContentLoaded', start);

@@ -322,8 +322,10 @@ async fn the_page_and_its_assets_are_served_from_the_binary_with_no_external_ref
             "{path}: {}",
             a.content_type
         );
+        // The SVG namespace is a name, not an address anything fetches.
+        let body = a.body.replace("'http://www.w3.org/2000/svg'", "");
         for banned in ["http://", "https://", "//cdn", "@import"] {
-            assert!(!a.body.contains(banned), "{path} mentions {banned}");
+            assert!(!body.contains(banned), "{path} mentions {banned}");
         }
     }
     let a = call_with(

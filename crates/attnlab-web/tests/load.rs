@@ -36,6 +36,7 @@ fn cases() -> Vec<Case> {
         serde_json::json!({ "error": e }).to_string()
     };
     let cheap_attend = r#"{"text": "A B . A"}"#;
+    let score = r#"{"omega": "pi/2,pi/3", "max_sep": 64}"#;
     let perm = r#"{"text": "A B . A", "perm": [2, 0, 3, 1], "pos": "index"}"#;
     // Expensive: all 120 permutations of 5 positions, with controls and the f32 diagnosis
     // (~0.15 s in a debug build, ~100 times the cheap requests).
@@ -64,6 +65,13 @@ fn cases() -> Vec<Case> {
             200,
             report("equivariance", exhaustive),
         ),
+        (
+            "POST",
+            "/api/rope/score",
+            score,
+            200,
+            report("rope score", score),
+        ),
     ]
 }
 
@@ -71,7 +79,8 @@ fn cases() -> Vec<Case> {
 fn pick(i: usize) -> usize {
     match i % 20 {
         0 => 4,
-        1..=5 => 0,
+        1..=3 => 0,
+        4 | 5 => 5,
         6..=11 => 1,
         12..=17 => 2,
         _ => 3,
