@@ -204,7 +204,7 @@ h2 { font-size: 1.15rem; margin: 1.75rem 0 .5rem; border-bottom: 1px solid #ccc;
 .outcome { display: inline-block; padding: .1rem .55rem; border-radius: .25rem; font-weight: 600; }
 .holds { background: #d9f2dd; color: #0b4d17; }
 .fails { background: #fbdcdc; color: #7a0f0f; }
-pre { background: #f6f6f6; border: 1px solid #ddd; padding: .75rem; overflow-x: auto;
+pre { background: #f6f6f6; border: 1px solid #ddd; padding: .75rem; overflow-x: auto; white-space: pre-wrap;
       font: 13px/1.35 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
 figure { margin: 1rem 0; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
@@ -234,10 +234,11 @@ pub fn render(title: &str, report: &Report) -> Result<String> {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta name=\"generator\" content=\"attnlab {version}\">\n\
          <title>{t}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n\
-         <h1>{t}</h1>\n<p class=\"meta\">Outcome: <span class=\"outcome {outcome}\">{outcome}</span> \
+         <h1>{t}</h1>\n<p class=\"meta\">Outcome: <span class=\"outcome {outcome}\">{outcome}</span> (exit code {code}) \
          · made by attnlab {version}; every number below was computed by attnlab, not typed.</p>\n",
         t = escape(title),
         version = env!("CARGO_PKG_VERSION"),
+        code = report.outcome().exit_code(),
     );
     out.push_str("<h2 id=\"report\">Report</h2>\n<pre>");
     out.push_str(&escape(&crate::text::render(report)));
