@@ -26,6 +26,8 @@
 //! There is no per-command code here: a command added to the core's `api` is served as soon as
 //! it is in `COMMANDS`.
 
+#![warn(missing_docs)]
+
 mod assets;
 mod handlers;
 mod server;
