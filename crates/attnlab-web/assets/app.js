@@ -136,8 +136,9 @@ function textColour(v, scale) {
  * A matrix (from a report) as a table of coloured cells with their values (hover or focus a cell
  * to read its full value), row/column labels and a colour bar.
  */
-function heatmap(matrix, { caption, rowLabel = 'row', colLabel = 'col', rowNames, colNames, highlight = new Set(), kind = 'sequential', id }) {
-  const flat = matrix.flat().filter(Number.isFinite);
+function heatmap(matrix, { caption, rowLabel = 'row', colLabel = 'col', rowNames, colNames, highlight = new Set(), kind = 'sequential', id, shared }) {
+  // `shared`: the other matrices drawn beside this one, so a pair uses one colour scale.
+  const flat = [matrix, ...(shared || [])].flat(2).filter(Number.isFinite);
   const min = Math.min(...flat), max = Math.max(...flat);
   const scale = kind === 'sequential' ? { kind, min, max } : { kind, max: Math.max(...flat.map(Math.abs)) };
   const readout = h('div', { class: 'readout', 'aria-live': 'polite' });
@@ -357,13 +358,13 @@ const shuffle = {
     put($('shuffle-weights'), 
       h('figcaption', {}, 'Attention weights A (each row sums to 1)'),
       h('div', { class: 'side' },
-        heatmap(a.weights, { id: 'weights-original', caption: 'original input: A(X)', rowLabel: 'query', colLabel: 'key', rowNames: names(a), colNames: names(a) }),
-        heatmap(b.weights, { id: 'weights-permuted', caption: 'shuffled input: A(ΠX)', rowLabel: 'query', colLabel: 'key', rowNames: fromNames(b), colNames: names(b), highlight: moved })));
+        heatmap(a.weights, { id: 'weights-original', caption: 'original input: A(X)', rowLabel: 'query', colLabel: 'key', rowNames: names(a), colNames: names(a), shared: [b.weights] }),
+        heatmap(b.weights, { id: 'weights-permuted', caption: 'shuffled input: A(ΠX)', rowLabel: 'query', colLabel: 'key', rowNames: fromNames(b), colNames: names(b), highlight: moved, shared: [a.weights] })));
     put($('shuffle-outputs'), 
       h('figcaption', {}, 'Output rows f (moved rows highlighted; “←k” = came from position k)'),
       h('div', { class: 'side' },
-        heatmap(a.output, { id: 'output-original', caption: 'original input: f(X)', rowLabel: 'position', colLabel: 'dim', rowNames: names(a), kind: 'diverging' }),
-        heatmap(b.output, { id: 'output-permuted', caption: 'shuffled input: f(ΠX)', rowLabel: 'position', colLabel: 'dim', rowNames: fromNames(b), kind: 'diverging', highlight: moved })));
+        heatmap(a.output, { id: 'output-original', caption: 'original input: f(X)', rowLabel: 'position', colLabel: 'dim', rowNames: names(a), kind: 'diverging', shared: [b.output] }),
+        heatmap(b.output, { id: 'output-permuted', caption: 'shuffled input: f(ΠX)', rowLabel: 'position', colLabel: 'dim', rowNames: fromNames(b), kind: 'diverging', highlight: moved, shared: [a.output] })));
   },
 };
 
