@@ -10,6 +10,7 @@ mod exec;
 mod lab;
 mod predict;
 mod rope;
+mod serve;
 mod session;
 
 use clap::{Parser, Subcommand};
@@ -73,6 +74,8 @@ pub enum Command {
     Predict(predict::PredictArgs),
     /// The prediction-first practical: predict each result, then see it computed (progress is kept).
     Session(session::SessionArgs),
+    /// The lab in the browser: a local server for the page and the JSON API (POST /api/<command>).
+    Serve(serve::ServeArgs),
 }
 
 /// The limits of this run (the defaults, raised or lowered by `--max-memory`, `--max-work`,
@@ -107,6 +110,10 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             .build_global()
             .map_err(|e| anyhow::anyhow!("cannot start {n} worker threads: {e}"))?;
     }
+    // The server handles Ctrl-C itself (graceful shutdown).
+    if let Command::Serve(a) = cli.command {
+        return serve::run(a);
+    }
     // Ctrl-C asks long computations to stop at their next check; a second Ctrl-C exits.
     let _ = ctrlc::set_handler(|| {
         let again = interrupted().swap(true, std::sync::atomic::Ordering::SeqCst);
@@ -123,5 +130,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Rope(cmd) => rope::run(cmd),
         Command::Predict(a) => predict::run(a),
         Command::Session(a) => session::run(a),
+        Command::Serve(a) => serve::run(a),
     }
 }

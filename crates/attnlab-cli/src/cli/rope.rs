@@ -17,7 +17,7 @@ use attnlab_core::numeric::Dtype;
 use attnlab_core::spectrum::resolve::DEFAULT_TOL;
 use attnlab_core::Error;
 
-use super::exec::{emit, execute, run_with_progress, stdout_error, Show};
+use super::exec::{emit, execute, execute_html, run_with_progress, stdout_error, Show};
 use super::Outcome;
 
 #[derive(Debug, Subcommand)]
@@ -309,6 +309,10 @@ pub struct AuditArgs {
     /// Writes wavelengths.svg, decay.svg and precision.svg into DIR.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
+    /// Also write the audit (verdict, tables, charts) as one self-contained HTML file (inline
+    /// SVG and CSS, no script, no external request).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// One JSON object on stdout.
     #[arg(long)]
     json: bool,
@@ -327,11 +331,12 @@ fn audit(a: AuditArgs) -> anyhow::Result<Outcome> {
             .map(|g| number("min-base-grid", g))
             .transpose()?,
     });
-    execute(
+    execute_html(
         &request,
         &Show {
             json: a.json,
             plot_dir: a.plot.as_deref(),
         },
+        a.html.as_deref(),
     )
 }

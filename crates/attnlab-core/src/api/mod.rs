@@ -244,7 +244,7 @@ impl Request {
                 Error::invalid(
                     format!("{command} request"),
                     crate::present::text::shorten(&e.to_string()),
-                    "the fields documented by `attnlab <command> --help`",
+                    format!("the fields documented by `attnlab {command} --help`"),
                 )
             })
         }
