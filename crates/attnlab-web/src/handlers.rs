@@ -293,6 +293,9 @@ fn answer(request: &Request, view: View, cancel: &AtomicBool) -> Answer {
         progress: &|_, _| {},
         cancel: Some(cancel),
         allow_files: false,
+        // The core's default work and memory limits: a request over them is a 400 naming the
+        // estimate and the limit, like the CLI's exit 2.
+        limits: attnlab_core::limits::Limits::default(),
     };
     let report = match api::run_with(request, &ctx) {
         Ok(r) => r,
