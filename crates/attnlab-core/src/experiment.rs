@@ -93,6 +93,18 @@ pub struct Control {
     pub ok: bool,
 }
 
+crate::choice! {
+    /// What the f32/f64 comparison concluded about a check's error.
+    pub enum Conclusion("diagnosis") {
+        /// Both precisions give exactly the same result: no arithmetic was reordered.
+        Exact = "exact",
+        /// The error falls with the precision: floating-point round-off.
+        RoundOff = "round-off",
+        /// The error does not fall with the precision: the layer is not symmetric.
+        Structural = "structural",
+    }
+}
+
 /// Is the measured error round-off or structure? The same check in f32 and f64: round-off falls
 /// by about eps32/eps64 ≈ 5.4e8 from f32 to f64; a structural asymmetry does not fall.
 #[derive(Debug, Clone, Serialize)]
@@ -105,10 +117,89 @@ pub struct Diagnosis {
     pub ratio: f64,
     /// eps32 / eps64, the ratio round-off would show.
     pub eps_ratio: f64,
-    /// `"round-off"`, `"structural"` or `"exact"` (both errors 0).
-    pub conclusion: String,
+    /// Exact, round-off or structural.
+    pub conclusion: Conclusion,
     /// One sentence saying why.
     pub explanation: String,
+}
+
+impl Diagnosis {
+    /// The factor by which the f64 error must exceed the f64 tolerance, with an f32/f64 error
+    /// ratio below the same factor, for the error to count as structural: round-off of a
+    /// symmetric layer stays below the tolerance in f64 and falls by ≈ eps32/eps64 ≈ 5.4e8.
+    pub const STRUCTURE_FACTOR: f64 = 1e3;
+
+    /// Classifies the errors `e32`, `e64` of one check run in f32 and in f64 (`tol64` is the
+    /// check's tolerance in f64):
+    /// * exact when both are 0;
+    /// * structural when `e64 > 1e3 · tol64` and `e32 / e64 < 1e3` (the error is far above
+    ///   round-off in f64 and does not fall with the precision);
+    /// * round-off otherwise.
+    ///
+    /// ```
+    /// use attnlab_core::experiment::{Conclusion, Diagnosis};
+    /// assert_eq!(Diagnosis::classify(0.0, 0.0, 1e-14).conclusion, Conclusion::Exact);
+    /// assert_eq!(Diagnosis::classify(2e-7, 4e-16, 1e-14).conclusion, Conclusion::RoundOff);
+    /// assert_eq!(Diagnosis::classify(1e-3, 1e-3, 1e-14).conclusion, Conclusion::Structural);
+    /// ```
+    pub fn classify(e32: f64, e64: f64, tol64: f64) -> Diagnosis {
+        let eps_ratio = Dtype::F32.eps() / Dtype::F64.eps();
+        let ratio = if e64 == 0.0 { f64::INFINITY } else { e32 / e64 };
+        let conclusion = if e32 == 0.0 && e64 == 0.0 {
+            Conclusion::Exact
+        } else if e64 > tol64 * Self::STRUCTURE_FACTOR && ratio < Self::STRUCTURE_FACTOR {
+            Conclusion::Structural
+        } else {
+            Conclusion::RoundOff
+        };
+        Diagnosis {
+            f32_error: e32,
+            f64_error: e64,
+            ratio,
+            eps_ratio,
+            conclusion,
+            explanation: crate::present::prose::diagnosis_explanation(conclusion, ratio, eps_ratio),
+        }
+    }
+}
+
+impl Control {
+    /// The positive control: the identity permutation must give exactly 0 (the same input
+    /// through the same arithmetic).
+    pub fn identity(check: &CheckReport) -> Control {
+        Control {
+            name: "identity permutation".into(),
+            expectation: "error exactly 0 (same input, same arithmetic)".into(),
+            max_abs_error: check.max_abs_error,
+            margin: check.margin,
+            ok: check.max_abs_error == 0.0,
+        }
+    }
+
+    /// The negative control: the same check on a layer that is broken on purpose must break.
+    pub fn broken(name: impl Into<String>, check: &CheckReport) -> Control {
+        Control {
+            name: name.into(),
+            expectation: "must break (margin > 1)".into(),
+            max_abs_error: check.max_abs_error,
+            margin: check.margin,
+            ok: !check.holds,
+        }
+    }
+}
+
+/// The permutations a negative control runs over: the non-identity ones of `perms`, or one
+/// random non-identity permutation (seed 1) when `perms` has none.
+///
+/// # Errors
+/// n < 2 (no non-identity permutation exists).
+pub fn non_identity(perms: &[Permutation], n: usize) -> Result<Vec<Permutation>> {
+    let non_id: Vec<Permutation> = perms.iter().filter(|p| !p.is_identity()).cloned().collect();
+    if non_id.is_empty() {
+        Permutation::random(n, 1, 1, true)
+    } else {
+        Ok(non_id)
+    }
 }
 
 /// The result of a symmetry experiment.
@@ -194,13 +285,7 @@ pub fn symmetry(
     let n = inputs.x.nrows();
     let mut controls = Vec::new();
     let id = check(spec, inputs, &[Permutation::identity(n)], dtype)?;
-    controls.push(Control {
-        name: "identity permutation".into(),
-        expectation: "error exactly 0 (same input, same arithmetic)".into(),
-        max_abs_error: id.max_abs_error,
-        margin: id.margin,
-        ok: id.max_abs_error == 0.0,
-    });
+    controls.push(Control::identity(&id));
     if n >= 2 {
         let broken = LayerSpec {
             kind: LayerKind::Attention,
@@ -210,20 +295,11 @@ pub fn symmetry(
             index_scale: 1.0,
             ..*spec
         };
-        let non_id: Vec<Permutation> = perms.iter().filter(|p| !p.is_identity()).cloned().collect();
-        let use_perms = if non_id.is_empty() {
-            Permutation::random(n, 1, 1, true)?
-        } else {
-            non_id
-        };
-        let b = check(&broken, inputs, &use_perms, dtype)?;
-        controls.push(Control {
-            name: "broken layer (attention + index signal p·1.0)".into(),
-            expectation: "must break (margin > 1)".into(),
-            max_abs_error: b.max_abs_error,
-            margin: b.margin,
-            ok: !b.holds,
-        });
+        let b = check(&broken, inputs, &non_identity(perms, n)?, dtype)?;
+        controls.push(Control::broken(
+            "broken layer (attention + index signal p·1.0)",
+            &b,
+        ));
     }
     let (e32, e64) = match dtype.require_layer()? {
         Dtype::F32 => (
@@ -235,27 +311,11 @@ pub fn symmetry(
             report.max_abs_error,
         ),
     };
-    let eps_ratio = Dtype::F32.eps() / Dtype::F64.eps();
-    let ratio = if e64 == 0.0 { f64::INFINITY } else { e32 / e64 };
     let tol64 = check(spec, inputs, &perms[..1], Dtype::F64)?.tolerance;
-    let (conclusion, explanation) = if e32 == 0.0 && e64 == 0.0 {
-        ("exact", "both precisions give identical results: the transformation reorders no arithmetic at all".to_string())
-    } else if e64 > tol64 * 1e3 && ratio < 1e3 {
-        ("structural", format!("the error barely changes from f32 to f64 (ratio {ratio:.3e}, round-off would give ≈{eps_ratio:.2e}): the layer is not symmetric"))
-    } else {
-        ("round-off", format!("the error falls from f32 to f64 by {ratio:.3e} (eps ratio {eps_ratio:.2e}; ∞ when f64 is exact): it is floating-point round-off, not structure"))
-    };
     Ok(SymmetryResult {
         report,
         weight_form,
         controls,
-        diagnosis: Diagnosis {
-            f32_error: e32,
-            f64_error: e64,
-            ratio,
-            eps_ratio,
-            conclusion: conclusion.into(),
-            explanation,
-        },
+        diagnosis: Diagnosis::classify(e32, e64, tol64),
     })
 }

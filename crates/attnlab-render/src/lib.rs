@@ -4,5 +4,6 @@
 //! Python package): SVG charts from the core's chart specifications and text renderings.
 //! Nothing here computes a number; it only lays out what a report holds.
 
+pub mod html;
 pub mod svg;
 pub mod text;

@@ -228,16 +228,18 @@ fn heatmap(out: &mut String, title: &str, h: &Heatmap) -> Result<()> {
     // Cell (r, col) covers x ∈ [col, col+1], y ∈ [rows−1−r, rows−r], so row 0 is at the top;
     // labels sit at cell centres and name the row/column index.
     let centre = |v: f64| (v - v.floor() - 0.5).abs() < 1e-9;
+    // A cell's label: its entry in `labels` when the chart gives labels, else its index.
+    let label = |labels: &[String], i: usize| labels.get(i).cloned().unwrap_or(i.to_string());
     let x_fmt = |v: &f64| {
         if centre(*v) {
-            format!("{}", v.floor() as usize)
+            label(&h.col_labels, v.floor() as usize)
         } else {
             String::new()
         }
     };
     let y_fmt = |v: &f64| {
         if centre(*v) {
-            format!("{}", rows - 1 - v.floor() as usize)
+            label(&h.row_labels, rows - 1 - v.floor() as usize)
         } else {
             String::new()
         }

@@ -17,6 +17,7 @@
 //! ```
 
 pub mod attend;
+pub mod check;
 pub mod equivariance;
 pub mod layer_input;
 pub mod value;

@@ -1,7 +1,8 @@
 //! Sentences generated from reports: every explanation, verdict line and derivation a user
 //! reads is written here, from typed values, with numbers formatted by [`super::number`].
 
-use super::number::{sci, short};
+use super::number::{sci, short, sig};
+use crate::experiment::Conclusion;
 
 /// The tolerance derivation of a symmetry check: `k·eps·(n+d)·max|f(H)| = … = value (why)`.
 pub fn tolerance_derivation(
@@ -32,4 +33,69 @@ pub fn only_identity(n: usize) -> String {
 pub fn index_list(items: &[usize]) -> String {
     let inner: Vec<String> = items.iter().map(usize::to_string).collect();
     format!("[{}]", inner.join(", "))
+}
+
+/// Why the f32/f64 comparison concluded what it did (`ratio` = f32 error / f64 error,
+/// `eps_ratio` = eps32 / eps64).
+pub fn diagnosis_explanation(conclusion: Conclusion, ratio: f64, eps_ratio: f64) -> String {
+    match conclusion {
+        Conclusion::Exact => "both precisions give identical results: the transformation reorders no arithmetic at all".into(),
+        Conclusion::Structural => format!(
+            "the error barely changes from f32 to f64 (ratio {}, round-off would give ≈{}): the layer is not symmetric",
+            sig(ratio, 4),
+            sci(eps_ratio)
+        ),
+        Conclusion::RoundOff => format!(
+            "the error falls from f32 to f64 by {} (eps ratio {}; ∞ when f64 is exact): it is floating-point round-off, not structure",
+            sci(ratio),
+            sci(eps_ratio)
+        ),
+    }
+}
+
+/// Why a caller's layer has no f32/f64 diagnosis: it failed on the `other` precision's copy of X.
+pub fn diagnosis_unavailable(other: crate::Dtype, error: &crate::Error) -> String {
+    let name = match other {
+        crate::Dtype::F32 => "float32",
+        crate::Dtype::F64 => "float64",
+        d => d.name(),
+    };
+    format!(
+        "the layer failed on the {name} copy of X, so round-off cannot be told from structure by comparing precisions ({error})"
+    )
+}
+
+/// The note of a check whose negative control did not break.
+pub fn negative_control_held() -> String {
+    "the negative control did not break: f(X + P) with the index signal P = p·1.0 is still symmetric, so f removes a per-row constant (LayerNorm or mean-centring first) or does not depend on its input that way; this check's verdict is no evidence that f would notice such a positional signal".into()
+}
+
+/// The title of a check's difference heat map.
+pub fn difference_title(
+    property: crate::symmetry::Property,
+    perm: &[usize],
+    dtype: crate::Dtype,
+) -> String {
+    format!(
+        "{} − right-hand side, worst permutation {} ({dtype})",
+        match property {
+            crate::symmetry::Property::Invariance => "R(f(ΠX))",
+            crate::symmetry::Property::PrefixInvariance => "f(Π_<t X)[t..]",
+            _ => "f(ΠX)",
+        },
+        index_list(perm)
+    )
+}
+
+/// What the colours of a difference heat map are relative to.
+pub fn difference_scale_note(max: f64, tolerance: f64) -> String {
+    if max > tolerance {
+        format!(
+            "colour saturates at the largest difference {} (tolerance {})",
+            sci(max),
+            sci(tolerance)
+        )
+    } else {
+        format!("colour saturates at the tolerance {}", sci(tolerance))
+    }
 }
