@@ -71,3 +71,15 @@ snapshot!(
     0,
     ["equivariance", "--readout", "mean", "--n", "3"]
 );
+snapshot!(lab_default, 0, ["lab"]);
+snapshot!(
+    lab_set_aliases,
+    0,
+    ["lab", "--omegas", "pi/2", "--context", "5"]
+);
+snapshot!(claims_ledger, 0, ["claims"]);
+snapshot!(claims_fault_rope, 1, ["claims", "--inject-fault", "rope"]);
+snapshot!(embed_default, 0, ["embed"]);
+snapshot!(embed_basis_change, 0, ["embed", "--basis-change"]);
+snapshot!(predict_default, 0, ["predict"]);
+snapshot!(predict_b_a, 0, ["predict", "--text", "B A ."]);

@@ -14,12 +14,13 @@ use ndarray::{Array2, ArrayView2};
 use serde::Serialize;
 
 use crate::attention::{mean_readout, softmax_rows};
-use crate::embedding::{basis_change, Embedding};
+use crate::embedding::{basis_change, BasisChangeCase, Embedding};
 use crate::experiment;
 use crate::layer::{InputSpec, Inputs, LayerKind, LayerSpec, PosKind, Readout};
 use crate::numeric::Dtype;
 use crate::position::frequencies::{Omega, RotaryFrequencies};
 use crate::position::rotary::{Layout, Rotary};
+use crate::present::prose::course as prose;
 use crate::rng::{Gaussian, StdGaussian};
 use crate::symmetry::{compare, Permutation, Tolerance};
 use crate::{spectrum, Result};
@@ -46,8 +47,216 @@ crate::choice! {
     }
 }
 
+crate::choice! {
+    /// Which document and table a claim comes from.
+    pub enum ClaimSource("claim source") {
+        /// Seed 002's "Key claims and status" table.
+        KeyClaims = "002 key claims",
+        /// Seed 000's reference table (bare attention compared with an RNN).
+        ReferenceTable = "000 reference table",
+    }
+}
+
+crate::choice! {
+    /// The claims of the ledger, one per row of the two seed tables.
+    pub enum ClaimId("claim") {
+        /// `one_hot(id) · E == E[id]`.
+        OneHot = "one_hot_selects_row",
+        /// `Attn(ΠH) = Π Attn(H)` without mask or positions.
+        AttentionEquivariance = "attention_equivariance",
+        /// `softmax_row(Π S Πᵀ) = Π softmax_row(S) Πᵀ`.
+        SoftmaxRelabelling = "softmax_relabelling",
+        /// `(R(iω)q)ᵀ(R(jω)k) = qᵀ R((j−i)ω) k`.
+        RopeRelativePosition = "rope_relative_position",
+        /// Separations 2π/ω apart score alike.
+        SingleFrequencyPeriod = "single_frequency_period",
+        /// Several frequencies resolve a context (conditional).
+        SeveralFrequencies = "several_frequencies",
+        /// A basis change is absorbed at a linear interface only.
+        BasisChange = "basis_change",
+        /// Seed 000: attention is permutation equivariant, an RNN is not.
+        PermutationEquivariant = "permutation_equivariant",
+        /// Seed 000: attention needs explicit positions, an RNN does not.
+        NeedsPositions = "needs_positions",
+        /// Seed 000: attention sees a set, an RNN a sequence.
+        SetOrSequence = "set_or_sequence",
+    }
+}
+
+/// One check's error, tolerance and margin.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CheckSummary {
+    /// The largest error.
+    pub max_abs_error: f64,
+    /// The tolerance it is compared with.
+    pub tolerance: f64,
+    /// error / tolerance.
+    pub margin: f64,
+}
+
+impl CheckSummary {
+    fn of(r: &crate::symmetry::CheckReport) -> Self {
+        CheckSummary {
+            max_abs_error: r.max_abs_error,
+            tolerance: r.tolerance,
+            margin: r.margin,
+        }
+    }
+}
+
+/// One frequency of the single-frequency claim: the exact period and what binary64 shows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PeriodCheck {
+    /// The frequency as written.
+    pub omega: String,
+    /// The period q the spectrum module derives (ω = 2π·a/q in lowest terms).
+    pub period: u64,
+    /// 2π/|ω|.
+    pub wavelength: f64,
+    /// The first s ≥ 1 at which binary64 `cos(s·ω)` returns to 1 (within 1e-12), if any up to
+    /// [`PERIOD_SEARCH`].
+    pub float_first: Option<u64>,
+}
+
+/// How far the single-frequency claim searches for the first return of `cos(s·ω)` to 1.
+pub const PERIOD_SEARCH: u64 = 1000;
+
+/// Whether a frequency set resolves one context length.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ResolvesAt {
+    /// The context length L (separations 1..L−1 are examined).
+    pub context: u64,
+    /// No separation 1..L−1 aliases 0.
+    pub resolves: bool,
+    /// The first separation that aliases 0, if any.
+    pub first_alias: Option<u64>,
+}
+
+impl ResolvesAt {
+    fn of(r: &spectrum::resolve::Resolution) -> Self {
+        ResolvesAt {
+            context: r.context,
+            resolves: r.resolves,
+            first_alias: r.first_alias,
+        }
+    }
+}
+
+/// What was measured for a claim, beyond its error and tolerance: the inputs and the numbers
+/// the evidence sentence states.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Measured {
+    /// Every label of a table: `one_hot(id)·E` against `E[id]`.
+    OneHot {
+        /// Labels compared (the table's rows).
+        labels: usize,
+        /// The table's width.
+        dim: usize,
+    },
+    /// The equivariance check of a layer over every permutation.
+    Equivariance {
+        /// Permutations compared.
+        permutations: usize,
+        /// Sequence length.
+        n: usize,
+        /// Width.
+        dim: usize,
+        /// Largest distance in ulps.
+        max_ulps: u64,
+        /// The tolerance with its derivation.
+        tolerance_detail: Tolerance,
+    },
+    /// A row-wise softmax of a random score matrix under every relabelling.
+    Softmax {
+        /// The matrix is n × n.
+        n: usize,
+        /// Standard deviation of its entries.
+        entry_std: f64,
+        /// Permutations compared.
+        permutations: usize,
+    },
+    /// The relative-position identity on random vectors and positions.
+    RopeIdentity {
+        /// Random (q, k, i, j) draws.
+        trials: usize,
+        /// Rotary dimension (planes = dim / 2).
+        dim: usize,
+        /// Frequency base.
+        base: f64,
+        /// Positions are below this.
+        positions_below: u64,
+    },
+    /// Exact periods against binary64 scores.
+    Periods {
+        /// One entry per frequency.
+        omegas: Vec<PeriodCheck>,
+    },
+    /// One frequency set at two context lengths, and its first frequency alone.
+    Resolution {
+        /// The set's labels.
+        set: Vec<String>,
+        /// lcm of the periods (exact sets).
+        common_period: Option<u64>,
+        /// At the context where the claim is true.
+        resolves: ResolvesAt,
+        /// At the context where it is false.
+        aliases: ResolvesAt,
+        /// The first frequency's label.
+        single: String,
+        /// The first frequency alone, at the first context.
+        single_result: ResolvesAt,
+    },
+    /// The basis-change experiment.
+    BasisChange {
+        /// Shape of H.
+        h_shape: [usize; 2],
+        /// Shape of W.
+        w_shape: [usize; 2],
+        /// Shape of S.
+        s_shape: [usize; 2],
+        /// Linear first, then ReLU, softmax, layer norm.
+        cases: Vec<BasisChangeCase>,
+    },
+    /// Seed 000 row 1: both layers over every permutation.
+    AttentionVsRnn {
+        /// Permutations compared.
+        permutations: usize,
+        /// Sequence length.
+        n: usize,
+        /// Width.
+        dim: usize,
+        /// Bare attention.
+        attention: CheckSummary,
+        /// The RNN.
+        rnn: CheckSummary,
+    },
+    /// Seed 000 row 2: how far the readouts of two orders of the same tokens differ.
+    OrderReadout {
+        /// The first order.
+        text: String,
+        /// The second order.
+        reversed: String,
+        /// Bare attention, mean readout.
+        bare: f64,
+        /// With the index signal, mean readout.
+        index: f64,
+        /// The RNN's last state.
+        rnn: f64,
+    },
+    /// Seed 000 row 3: the largest change of the sorted output rows over every shuffle.
+    SetVsSequence {
+        /// Shuffles compared.
+        permutations: usize,
+        /// Bare attention.
+        attention: f64,
+        /// The RNN.
+        rnn: f64,
+    },
+}
+
 /// The evidence behind one measured status.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Evidence {
     /// The largest error of the check (0 when exact).
     pub max_abs_error: f64,
@@ -55,15 +264,19 @@ pub struct Evidence {
     pub tolerance: f64,
     /// error / tolerance (0 when both are 0).
     pub margin: f64,
-    /// What was computed, in words, with its numbers.
+    /// What was computed, in words, with its numbers (from [`Evidence::measured`]).
     pub details: String,
+    /// What was computed, as data.
+    pub measured: Measured,
 }
 
 /// One row of the ledger.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Claim {
+    /// Which claim.
+    pub id: ClaimId,
     /// Which document and table the claim comes from.
-    pub source: String,
+    pub source: ClaimSource,
     /// The claim, verbatim from the seed (LaTeX kept).
     pub claim: String,
     /// The claim in plain words.
@@ -72,7 +285,7 @@ pub struct Claim {
     pub seed_status: String,
     /// Whether the seed marks it exact (its failure fails the ledger).
     pub exact: bool,
-    /// The status attnlab measured.
+    /// The status attnlab measured, in words (`FAILS` when it does not hold).
     pub measured_status: String,
     /// Whether the measurement agrees with the seed's claim.
     pub holds: bool,
@@ -82,21 +295,136 @@ pub struct Claim {
     pub command: String,
 }
 
-fn ev(err: f64, tol: f64, details: String) -> Evidence {
-    Evidence {
-        max_abs_error: err,
-        tolerance: tol,
-        margin: if err == 0.0 { 0.0 } else { err / tol },
-        details,
+/// The course's text of a claim: where it comes from, its words, the seed's status, and the
+/// command that reproduces it.
+struct CourseText {
+    source: ClaimSource,
+    claim: &'static str,
+    plain: &'static str,
+    seed_status: &'static str,
+    exact: bool,
+    command: &'static str,
+}
+
+fn course_text(id: ClaimId) -> CourseText {
+    use ClaimSource::{KeyClaims, ReferenceTable};
+    let (source, claim, plain, seed_status, exact, command) = match id {
+        ClaimId::OneHot => (
+            KeyClaims,
+            "Multiplying a one-hot vector by the embedding table selects a row",
+            "one_hot(id) · E == E[id]",
+            "[Exact.]",
+            true,
+            "attnlab embed --text \"A B .\"",
+        ),
+        ClaimId::AttentionEquivariance => (
+            KeyClaims,
+            "$\\mathrm{Attn}(\\Pi H)=\\Pi \\mathrm{Attn}(H)$ for an unmasked layer without positions",
+            "Attn(ΠH) = Π Attn(H) for an unmasked layer without positions",
+            "[Exact.]",
+            true,
+            "attnlab equivariance --n 5 --exhaustive",
+        ),
+        ClaimId::SoftmaxRelabelling => (
+            KeyClaims,
+            "A row-wise softmax commutes with the relabelling induced by $\\Pi$",
+            "softmax_row(Π S Πᵀ) = Π softmax_row(S) Πᵀ",
+            "[Exact.]",
+            true,
+            "attnlab claims --json (this row); the same property inside a layer: attnlab equivariance --n 6 --exhaustive (row A(ΠH) = Π A(H) Πᵀ)",
+        ),
+        ClaimId::RopeRelativePosition => (
+            KeyClaims,
+            "$({\\mathbf{q}}_i^{\\prime }{)}^{\\mathsf{T}}{\\mathbf{k}}_j^{\\prime }={\\mathbf{q}}_i^{\\mathsf{T}}R((j-i)\\omega ){\\mathbf{k}}_j$",
+            "(R(iω)q)ᵀ(R(jω)k) = qᵀ R((j−i)ω) k",
+            "[Exact.]",
+            true,
+            "attnlab claims --json (this row); the same identity on other random draws: attnlab rope identity --base 10000 --dim 8",
+        ),
+        ClaimId::SingleFrequencyPeriod => (
+            KeyClaims,
+            "A single frequency identifies separations differing by $2\\pi /\\omega$",
+            "cos(sω) = cos((s + 2π/ω)ω): separations 2π/ω apart give equal scores",
+            "[Exact.]",
+            true,
+            "attnlab rope period --omega pi/2; attnlab rope score --omega pi/2 --max-sep 12",
+        ),
+        ClaimId::SeveralFrequencies => (
+            KeyClaims,
+            "Several frequencies distinguish every separation in a context",
+            "several frequencies distinguish every separation in a context (depends on the set and the length)",
+            "Conditional; depends on the frequency set and the length, and must be checked",
+            false,
+            "attnlab rope resolve --omega pi/2,pi/3 --context 13",
+        ),
+        ClaimId::BasisChange => (
+            KeyClaims,
+            "An invertible change of basis is absorbed at a linear interface",
+            "h → S h with W → W S⁻¹ leaves a linear interface unchanged; not through nonlinearities",
+            "[Exact] at that interface; does not extend through nonlinearities in general",
+            true,
+            "attnlab embed --basis-change",
+        ),
+        ClaimId::PermutationEquivariant => (
+            ReferenceTable,
+            "Permutation equivariant: attention YES — verified: shuffling input permutes output identically; RNN NO — order is baked into the recurrence",
+            "bare attention is permutation equivariant; an RNN is not",
+            "attention YES, RNN NO",
+            true,
+            "attnlab equivariance --n 5 --exhaustive; attnlab equivariance --layer rnn",
+        ),
+        ClaimId::NeedsPositions => (
+            ReferenceTable,
+            "Needs explicit positional encoding: attention YES (module 09-11); RNN NO (built in)",
+            "without positions bare attention cannot tell AB from BA; with positions it can; an RNN can without",
+            "attention YES, RNN NO",
+            true,
+            "attnlab claims --json (this row); related: attnlab equivariance --text \"A B .\" --readout mean",
+        ),
+        ClaimId::SetOrSequence => (
+            ReferenceTable,
+            "Operates on input as: attention a set (order-agnostic) until position is added; RNN an ordered sequence",
+            "attention's outputs, as a set, do not depend on the order of its inputs; an RNN's do",
+            "attention: set; RNN: sequence",
+            true,
+            "attnlab claims --json (this row); related: attnlab equivariance --n 5 --exhaustive --readout mean",
+        ),
+    };
+    CourseText {
+        source,
+        claim,
+        plain,
+        seed_status,
+        exact,
+        command,
     }
 }
 
-fn status(holds: bool, exact: bool) -> String {
-    match (holds, exact) {
-        (true, true) => "exact: holds (error within round-off)".into(),
-        (true, false) => "holds as stated".into(),
-        (false, _) => "FAILS".into(),
-    }
+/// A ledger row: the course's text of `id`, the measurement, and the status and evidence
+/// sentences written from it by [`crate::present::prose::course`].
+fn claim(id: ClaimId, holds: bool, err: f64, tol: f64, measured: Measured) -> Claim {
+    let text = course_text(id);
+    let mut c = Claim {
+        id,
+        source: text.source,
+        claim: text.claim.into(),
+        plain: text.plain.into(),
+        seed_status: text.seed_status.into(),
+        exact: text.exact,
+        measured_status: String::new(),
+        holds,
+        evidence: Evidence {
+            max_abs_error: err,
+            tolerance: tol,
+            margin: if err == 0.0 { 0.0 } else { err / tol },
+            details: String::new(),
+            measured,
+        },
+        command: text.command.into(),
+    };
+    c.measured_status = prose::claim_status(&c);
+    c.evidence.details = prose::claim_details(&c);
+    c
 }
 
 fn inputs(text: Option<&str>, n: usize, d: usize, seed: u64) -> Result<Inputs> {
@@ -138,35 +466,36 @@ fn claim_one_hot(fault: Fault) -> Result<Claim> {
                 .fold(0.0, |m, v: &f64| m.max(v.abs())),
         );
     }
-    let holds = err == 0.0;
-    Ok(Claim {
-        source: "002 key claims".into(),
-        claim: "Multiplying a one-hot vector by the embedding table selects a row".into(),
-        plain: "one_hot(id) · E == E[id]".into(),
-        seed_status: "[Exact.]".into(),
-        exact: true,
-        measured_status: status(holds, true),
-        holds,
-        evidence: ev(err, 0.0, format!("all {} labels of the course table E (3×2): max |e·E − E[id]| = {err:e}; bit-exact because each entry is one product 1·E[id,j] plus exact zeros", e.vocab())),
-        command: "attnlab embed --text \"A B .\"".into(),
-    })
+    Ok(claim(
+        ClaimId::OneHot,
+        err == 0.0,
+        err,
+        0.0,
+        Measured::OneHot {
+            labels: e.vocab(),
+            dim: e.dim(),
+        },
+    ))
 }
 
 fn claim_attention(fault: Fault) -> Result<Claim> {
-    let inp = inputs(None, 5, 4, 0)?;
-    let perms = Permutation::all(5)?;
+    let (n, d) = (5, 4);
+    let inp = inputs(None, n, d, 0)?;
+    let perms = Permutation::all(n)?;
     let r = experiment::check(&attention_spec(fault), &inp, &perms, Dtype::F64)?;
-    Ok(Claim {
-        source: "002 key claims".into(),
-        claim: "$\\mathrm{Attn}(\\Pi H)=\\Pi \\mathrm{Attn}(H)$ for an unmasked layer without positions".into(),
-        plain: "Attn(ΠH) = Π Attn(H) for an unmasked layer without positions".into(),
-        seed_status: "[Exact.]".into(),
-        exact: true,
-        measured_status: status(r.holds, true),
-        holds: r.holds,
-        evidence: ev(r.max_abs_error, r.tolerance, format!("all {} permutations of n = 5 tokens, d = 4, f64: max error {:.3e}, {} ulps; tolerance {}", r.permutations_checked, r.max_abs_error, r.max_ulps, r.tolerance_detail.derivation)),
-        command: "attnlab equivariance --n 5 --exhaustive".into(),
-    })
+    Ok(claim(
+        ClaimId::AttentionEquivariance,
+        r.holds,
+        r.max_abs_error,
+        r.tolerance,
+        Measured::Equivariance {
+            permutations: r.permutations_checked,
+            n,
+            dim: d,
+            max_ulps: r.max_ulps,
+            tolerance_detail: r.tolerance_detail,
+        },
+    ))
 }
 
 fn softmax_with(fault: Fault, s: &mut Array2<f64>) {
@@ -183,8 +512,8 @@ fn softmax_with(fault: Fault, s: &mut Array2<f64>) {
 }
 
 fn claim_softmax(fault: Fault) -> Result<Claim> {
-    let n = 6;
-    let s = StdGaussian::new(5).randn(n, n).mapv(|v| 3.0 * v);
+    let (n, std) = (6, 3.0);
+    let s = StdGaussian::new(5).randn(n, n).mapv(|v| std * v);
     let mut base = s.clone();
     softmax_with(fault, &mut base);
     let mut err = 0.0f64;
@@ -196,35 +525,36 @@ fn claim_softmax(fault: Fault) -> Result<Claim> {
         err = err.max(compare(lhs.view(), rhs.view())?.max_abs);
         count += 1;
     }
+    // Only the order of each row's sum changes: 8·eps·n relative to max|softmax| ≤ 1.
     let tol = Tolerance::for_layer::<f64>(n, 0, 1.0);
-    let holds = err <= tol.value;
-    Ok(Claim {
-        source: "002 key claims".into(),
-        claim: "A row-wise softmax commutes with the relabelling induced by $\\Pi$".into(),
-        plain: "softmax_row(Π S Πᵀ) = Π softmax_row(S) Πᵀ".into(),
-        seed_status: "[Exact.]".into(),
-        exact: true,
-        measured_status: status(holds, true),
-        holds,
-        evidence: ev(err, tol.value, format!("a random 6×6 score matrix (N(0,9) entries), all {count} permutations: max error {err:.3e} (only the order of the row sum changes); tolerance 8·eps·n·max|softmax| = {:.3e}", tol.value)),
-        command: "attnlab claims --json (this row); the same property inside a layer: attnlab equivariance --n 6 --exhaustive (row A(ΠH) = Π A(H) Πᵀ)".into(),
-    })
+    Ok(claim(
+        ClaimId::SoftmaxRelabelling,
+        err <= tol.value,
+        err,
+        tol.value,
+        Measured::Softmax {
+            n,
+            entry_std: std,
+            permutations: count,
+        },
+    ))
 }
 
 fn claim_rope(fault: Fault) -> Result<Claim> {
     let d = 8;
-    let freqs = RotaryFrequencies::from_base(10000.0, d)?;
+    let base = 10000.0;
+    let freqs = RotaryFrequencies::from_base(base, d)?;
     let rot = Rotary::from_frequencies(&freqs, Layout::Interleaved);
     let mut g = StdGaussian::new(17);
     let mut err = 0.0f64;
     let mut scale = 0.0f64;
     let mut pos = crate::rng::NumpyLegacy::new(17);
-    let trials = 200;
+    let (trials, positions_below) = (200, 10_000u64);
     for _ in 0..trials {
         let q = g.randn(1, d);
         let k = g.randn(1, d);
-        let i = (pos.uniform() * 1e4) as i64;
-        let j = (pos.uniform() * 1e4) as i64;
+        let i = (pos.uniform() * positions_below as f64) as i64;
+        let j = (pos.uniform() * positions_below as f64) as i64;
         let qi = rot.apply(q.view(), &[i])?;
         let kj = rot.apply(k.view(), &[if fault == Fault::Rope { -j } else { j }])?;
         let lhs = qi.row(0).dot(&kj.row(0));
@@ -241,18 +571,18 @@ fn claim_rope(fault: Fault) -> Result<Claim> {
     // Each side: cos/sin of exactly reduced angles (≤ 1 ulp each), rotations (2 roundings per
     // coordinate) and a d-term dot product: 8·eps·d·max Σ|q_m k_m| bounds their difference.
     let tol = 8.0 * f64::EPSILON * d as f64 * scale;
-    let holds = err <= tol;
-    Ok(Claim {
-        source: "002 key claims".into(),
-        claim: "$({\\mathbf{q}}_i^{\\prime }{)}^{\\mathsf{T}}{\\mathbf{k}}_j^{\\prime }={\\mathbf{q}}_i^{\\mathsf{T}}R((j-i)\\omega ){\\mathbf{k}}_j$".into(),
-        plain: "(R(iω)q)ᵀ(R(jω)k) = qᵀ R((j−i)ω) k".into(),
-        seed_status: "[Exact.]".into(),
-        exact: true,
-        measured_status: status(holds, true),
-        holds,
-        evidence: ev(err, tol, format!("{trials} random q, k ∈ R⁸ (4 planes, base 10000) and positions i, j < 10⁴, f64 with exact angle reduction: max error {err:.3e}, tolerance 8·eps·d·max Σ|q||k| = {tol:.3e}")),
-        command: "attnlab claims --json (this row); the same identity on other random draws: attnlab rope identity --base 10000 --dim 8".into(),
-    })
+    Ok(claim(
+        ClaimId::RopeRelativePosition,
+        err <= tol,
+        err,
+        tol,
+        Measured::RopeIdentity {
+            trials,
+            dim: d,
+            base,
+            positions_below,
+        },
+    ))
 }
 
 fn claim_single_frequency(fault: Fault) -> Result<Claim> {
@@ -263,10 +593,10 @@ fn claim_single_frequency(fault: Fault) -> Result<Claim> {
     let mut err = 0.0f64;
     let mut tol_max = 0.0f64;
     let mut ok = true;
-    let mut firsts = Vec::new();
+    let mut omegas = Vec::new();
     for text in ["pi/2", "pi/3", "2*pi/7", "pi*3/8"] {
         let w = Omega::parse(text)?;
-        let rep = spectrum::period::period(w, spectrum::resolve::DEFAULT_TOL, 1_000)?;
+        let rep = spectrum::period::period(w, spectrum::resolve::DEFAULT_TOL, PERIOD_SEARCH)?;
         let exact_q = rep.first_repeat.unwrap_or(0);
         let q = if fault == Fault::Period {
             exact_q + 1
@@ -274,7 +604,7 @@ fn claim_single_frequency(fault: Fault) -> Result<Claim> {
             exact_q
         };
         let wf = w.value();
-        let float_first = (1..=1000u64).find(|&s| (s as f64 * wf).cos() >= 1.0 - 1e-12);
+        let float_first = (1..=PERIOD_SEARCH).find(|&s| (s as f64 * wf).cos() >= 1.0 - 1e-12);
         ok &= q > 0 && float_first == Some(q);
         for s in 0..3 * q {
             let (a, b) = ((s as f64 * wf).cos(), ((s + q) as f64 * wf).cos());
@@ -283,22 +613,20 @@ fn claim_single_frequency(fault: Fault) -> Result<Claim> {
             tol_max = tol_max.max(tol);
             ok &= (a - b).abs() <= tol;
         }
-        firsts.push(format!(
-            "{text}: period {q} (2π/ω = {:.6}; floats first return to 1 at {float_first:?})",
-            rep.wavelength
-        ));
+        omegas.push(PeriodCheck {
+            omega: text.into(),
+            period: q,
+            wavelength: rep.wavelength,
+            float_first,
+        });
     }
-    Ok(Claim {
-        source: "002 key claims".into(),
-        claim: "A single frequency identifies separations differing by $2\\pi /\\omega$".into(),
-        plain: "cos(sω) = cos((s + 2π/ω)ω): separations 2π/ω apart give equal scores".into(),
-        seed_status: "[Exact.]".into(),
-        exact: true,
-        measured_status: status(ok, true),
-        holds: ok,
-        evidence: ev(err, tol_max, format!("{}; binary64 scores at s and s + period agree within one rounding of the phase for s < 3·period: max difference {err:.3e}", firsts.join("; "))),
-        command: "attnlab rope period --omega pi/2; attnlab rope score --omega pi/2 --max-sep 12".into(),
-    })
+    Ok(claim(
+        ClaimId::SingleFrequencyPeriod,
+        ok,
+        err,
+        tol_max,
+        Measured::Periods { omegas },
+    ))
 }
 
 fn claim_several_frequencies() -> Result<Claim> {
@@ -308,27 +636,20 @@ fn claim_several_frequencies() -> Result<Claim> {
     let no = spectrum::resolve::resolve(&set, 13, tol)?;
     let single = spectrum::resolve::resolve(&set[..1], 12, tol)?;
     let holds = yes.resolves && !no.resolves && no.first_alias == Some(12) && !single.resolves;
-    Ok(Claim {
-        source: "002 key claims".into(),
-        claim: "Several frequencies distinguish every separation in a context".into(),
-        plain: "several frequencies distinguish every separation in a context (depends on the set and the length)".into(),
-        seed_status: "Conditional; depends on the frequency set and the length, and must be checked".into(),
-        exact: false,
-        measured_status: if holds { "conditional, as stated: true for one (set, length), false for another".into() } else { "FAILS".into() },
+    Ok(claim(
+        ClaimId::SeveralFrequencies,
         holds,
-        evidence: ev(
-            0.0,
-            tol,
-            format!(
-                "{{π/2, π/3}}: common period {} → resolves every separation at L = 12 ({}), not at L = 13 (first alias {:?}); π/2 alone at L = 12: first alias {:?}",
-                yes.common_period.map_or("none".into(), |p| p.to_string()),
-                yes.resolves,
-                no.first_alias,
-                single.first_alias
-            ),
-        ),
-        command: "attnlab rope resolve --omega pi/2,pi/3 --context 13".into(),
-    })
+        0.0,
+        tol,
+        Measured::Resolution {
+            set: set.iter().map(|o| o.label()).collect(),
+            common_period: yes.common_period,
+            resolves: ResolvesAt::of(&yes),
+            aliases: ResolvesAt::of(&no),
+            single: set[0].label(),
+            single_result: ResolvesAt::of(&single),
+        },
+    ))
 }
 
 fn claim_basis(fault: Fault) -> Result<Claim> {
@@ -355,38 +676,19 @@ fn claim_basis(fault: Fault) -> Result<Claim> {
     let linear = &cases[0];
     let nonlinear_break = cases[1..].iter().all(|c| !c.unchanged);
     let holds = linear.unchanged && nonlinear_break;
-    let others: Vec<String> = cases[1..]
-        .iter()
-        .map(|c| format!("{} margin {:.1e}", c.interface.name(), c.margin))
-        .collect();
-    Ok(Claim {
-        source: "002 key claims".into(),
-        claim: "An invertible change of basis is absorbed at a linear interface".into(),
-        plain:
-            "h → S h with W → W S⁻¹ leaves a linear interface unchanged; not through nonlinearities"
-                .into(),
-        seed_status: "[Exact] at that interface; does not extend through nonlinearities in general"
-            .into(),
-        exact: true,
-        measured_status: if holds {
-            "exact at the linear interface; breaks through ReLU, softmax and layer norm, as stated"
-                .into()
-        } else {
-            "FAILS".into()
-        },
+    let shape = |a: &Array2<f64>| [a.nrows(), a.ncols()];
+    Ok(claim(
+        ClaimId::BasisChange,
         holds,
-        evidence: ev(
-            linear.max_abs_error,
-            linear.tolerance,
-            format!(
-                "random H (5×4), W (4×3), S (4×4): linear error {:.3e} ≤ {:.3e}; {}",
-                linear.max_abs_error,
-                linear.tolerance,
-                others.join(", ")
-            ),
-        ),
-        command: "attnlab embed --basis-change".into(),
-    })
+        linear.max_abs_error,
+        linear.tolerance,
+        Measured::BasisChange {
+            h_shape: shape(&h),
+            w_shape: shape(&w),
+            s_shape: shape(&s),
+            cases,
+        },
+    ))
 }
 
 fn readout_gap(spec: &LayerSpec, ab: &Inputs, ba: &Inputs, last: bool) -> Result<f64> {
@@ -405,9 +707,14 @@ fn readout_gap(spec: &LayerSpec, ab: &Inputs, ba: &Inputs, last: bool) -> Result
         .fold(0.0f64, |m, v| m.max(v.abs())))
 }
 
-fn seed000_rows(fault: Fault) -> Result<Vec<Claim>> {
-    let inp = inputs(None, 5, 4, 0)?;
-    let perms = Permutation::all(5)?;
+/// Seed 000's reference table (its three rows), measured with `fault` swapped in.
+///
+/// # Errors
+/// Only on internal shape errors (never for the built-in inputs).
+pub fn reference_table(fault: Fault) -> Result<Vec<Claim>> {
+    let (n, d) = (5, 4);
+    let inp = inputs(None, n, d, 0)?;
+    let perms = Permutation::all(n)?;
     let attn = experiment::check(&attention_spec(fault), &inp, &perms, Dtype::F64)?;
     let rnn_spec = LayerSpec {
         kind: LayerKind::Rnn,
@@ -418,8 +725,9 @@ fn seed000_rows(fault: Fault) -> Result<Vec<Claim>> {
 
     // Row 2: does the model need explicit positions to tell AB from BA? Compare readouts of the
     // layer's output for "A B ." and "B A ." (same seed, same weights).
-    let ab = inputs(Some("A B ."), 0, 0, 0)?;
-    let ba = inputs(Some("B A ."), 0, 0, 0)?;
+    let (text, reversed) = ("A B .", "B A .");
+    let ab = inputs(Some(text), 0, 0, 0)?;
+    let ba = inputs(Some(reversed), 0, 0, 0)?;
     let mean_spec = LayerSpec {
         readout: Readout::None,
         ..attention_spec(fault)
@@ -455,39 +763,43 @@ fn seed000_rows(fault: Fault) -> Result<Vec<Claim>> {
     let set_rnn = multiset_err(&rnn_spec)?;
     let row3 = set_attn <= attn.tolerance && set_rnn > attn.tolerance;
     Ok(vec![
-        Claim {
-            source: "000 reference table".into(),
-            claim: "Permutation equivariant: attention YES — verified: shuffling input permutes output identically; RNN NO — order is baked into the recurrence".into(),
-            plain: "bare attention is permutation equivariant; an RNN is not".into(),
-            seed_status: "attention YES, RNN NO".into(),
-            exact: true,
-            measured_status: if row1 { format!("attention YES (margin {:.1e}), RNN NO (margin {:.1e})", attn.margin, rnn.margin) } else { "FAILS".into() },
-            holds: row1,
-            evidence: ev(attn.max_abs_error, attn.tolerance, format!("all 120 permutations, n = 5, d = 4: attention max error {:.3e} (tolerance {:.3e}); RNN max error {:.3e}", attn.max_abs_error, attn.tolerance, rnn.max_abs_error)),
-            command: "attnlab equivariance --n 5 --exhaustive; attnlab equivariance --layer rnn".into(),
-        },
-        Claim {
-            source: "000 reference table".into(),
-            claim: "Needs explicit positional encoding: attention YES (module 09-11); RNN NO (built in)".into(),
-            plain: "without positions bare attention cannot tell AB from BA; with positions it can; an RNN can without".into(),
-            seed_status: "attention YES, RNN NO".into(),
-            exact: true,
-            measured_status: if row2 { "attention YES (AB and BA identical without positions), RNN NO (its last state differs)".into() } else { "FAILS".into() },
-            holds: row2,
-            evidence: ev(bare_gap, tol, format!("mean readout of \"A B .\" vs \"B A .\": bare attention differs by {bare_gap:.3e}, with the index signal by {pos_gap:.3e}; the RNN's last state differs by {rnn_gap:.3e}")),
-            command: "attnlab claims --json (this row); related: attnlab equivariance --text \"A B .\" --readout mean".into(),
-        },
-        Claim {
-            source: "000 reference table".into(),
-            claim: "Operates on input as: attention a set (order-agnostic) until position is added; RNN an ordered sequence".into(),
-            plain: "attention's outputs, as a set, do not depend on the order of its inputs; an RNN's do".into(),
-            seed_status: "attention: set; RNN: sequence".into(),
-            exact: true,
-            measured_status: if row3 { "attention: set (sorted output rows identical under all shuffles); RNN: sequence".into() } else { "FAILS".into() },
-            holds: row3,
-            evidence: ev(set_attn, attn.tolerance, format!("max change of the sorted output rows over all 120 shuffles: attention {set_attn:.3e}, RNN {set_rnn:.3e}")),
-            command: "attnlab claims --json (this row); related: attnlab equivariance --n 5 --exhaustive --readout mean".into(),
-        },
+        claim(
+            ClaimId::PermutationEquivariant,
+            row1,
+            attn.max_abs_error,
+            attn.tolerance,
+            Measured::AttentionVsRnn {
+                permutations: perms.len(),
+                n,
+                dim: d,
+                attention: CheckSummary::of(&attn),
+                rnn: CheckSummary::of(&rnn),
+            },
+        ),
+        claim(
+            ClaimId::NeedsPositions,
+            row2,
+            bare_gap,
+            tol,
+            Measured::OrderReadout {
+                text: text.into(),
+                reversed: reversed.into(),
+                bare: bare_gap,
+                index: pos_gap,
+                rnn: rnn_gap,
+            },
+        ),
+        claim(
+            ClaimId::SetOrSequence,
+            row3,
+            set_attn,
+            attn.tolerance,
+            Measured::SetVsSequence {
+                permutations: perms.len(),
+                attention: set_attn,
+                rnn: set_rnn,
+            },
+        ),
     ])
 }
 
@@ -517,7 +829,7 @@ pub fn ledger(fault: Fault) -> Result<Vec<Claim>> {
         claim_several_frequencies()?,
         claim_basis(fault)?,
     ];
-    out.extend(seed000_rows(fault)?);
+    out.extend(reference_table(fault)?);
     Ok(out)
 }
 

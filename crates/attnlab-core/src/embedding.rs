@@ -238,7 +238,7 @@ impl Interface {
 }
 
 /// One case of the basis-change experiment.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct BasisChangeCase {
     /// What sits between the representation and the next linear map.
     pub interface: Interface,

@@ -7,20 +7,29 @@
 //! a given context length. Seed 000 adds three exercises and a reference table. [`run`] computes
 //! all of them, plus the facts the course leaves implicit (the causal mask orders access, not
 //! distance; the two rotary layouts are one rotation up to a fixed permutation).
+//!
+//! The [`LabReport`] is typed data (the request/report contract's `api::lab`); its sentences come
+//! from [`crate::present::prose::course`] and its five figures from [`LabReport::charts`].
 
 use ndarray::Array2;
 use serde::Serialize;
 
+use crate::api::attend::rows;
+use crate::api::Outcome;
 use crate::attention::Mask;
+use crate::chart::{
+    BarChart, Chart, ChartKind, ColourScale, Heatmap, LineChart, RefLine, Series, Series1,
+};
 use crate::claims::{self, Claim, Fault};
 use crate::experiment::{self, SymmetryResult};
 use crate::layer::{InputSpec, Inputs, LayerKind, LayerSpec, PosKind};
 use crate::numeric::Dtype;
 use crate::position::frequencies::{parse_omega_list, Omega, RotaryFrequencies};
 use crate::position::rotary::{self, Layout, Rotary};
+use crate::present::prose::course as prose;
 use crate::rng::{Gaussian, RngKind, StdGaussian};
-use crate::symmetry::{self, compare, Permutation};
-use crate::{spectrum, Result};
+use crate::symmetry::{self, compare, Permutation, Verdict};
+use crate::{spectrum, Error, Result};
 
 /// What the lab is run with. [`LabConfig::default`] is the course's setting.
 #[derive(Debug, Clone)]
@@ -58,17 +67,56 @@ impl Default for LabConfig {
     }
 }
 
+/// The inputs of product (a) and the exercises: the course program's draws.
+#[derive(Debug, Clone, Serialize)]
+pub struct LabSetup {
+    /// The generator (numpy's legacy `np.random.seed` + `randn`).
+    pub rng: RngKind,
+    /// Its seed.
+    pub seed: u32,
+    /// Sequence length.
+    pub n: usize,
+    /// Width.
+    pub dim: usize,
+    /// The permutation of product (a).
+    pub perm: Vec<usize>,
+    /// The single frequency of products (b) and (c).
+    pub omega: String,
+    /// The frequency set of products (b) and (d).
+    pub omegas: Vec<String>,
+    /// The context length of product (d).
+    pub context: u64,
+    /// The input rows.
+    #[serde(rename = "X", serialize_with = "rows")]
+    pub x: Array2<f64>,
+    /// Query projection.
+    #[serde(rename = "Wq", serialize_with = "rows")]
+    pub wq: Array2<f64>,
+    /// Key projection.
+    #[serde(rename = "Wk", serialize_with = "rows")]
+    pub wk: Array2<f64>,
+    /// Value projection.
+    #[serde(rename = "Wv", serialize_with = "rows")]
+    pub wv: Array2<f64>,
+}
+
 /// Product (a): both arrays and their difference, entry by entry.
 #[derive(Debug, Clone, Serialize)]
 pub struct PermutedOutput {
     /// The permutation (numpy's `X[perm]`).
     pub perm: Vec<usize>,
     /// Attn(ΠH).
-    pub out_perm: Vec<Vec<f64>>,
+    #[serde(serialize_with = "rows")]
+    pub out_perm: Array2<f64>,
     /// Π Attn(H), i.e. `out[perm]`.
-    pub permuted_out: Vec<Vec<f64>>,
-    /// Their difference.
-    pub difference: Vec<Vec<f64>>,
+    #[serde(serialize_with = "rows")]
+    pub permuted_out: Array2<f64>,
+    /// Their difference `Attn(ΠH) − Π Attn(H)`.
+    #[serde(serialize_with = "rows")]
+    pub difference: Array2<f64>,
+    /// The attention weights A(H) = softmax(Q·Kᵀ/√d) of the unpermuted input (row = query).
+    #[serde(serialize_with = "rows")]
+    pub weights: Array2<f64>,
     /// The check with its evidence, controls and diagnosis.
     pub check: SymmetryResult,
 }
@@ -80,11 +128,16 @@ pub struct ScoresBySeparation {
     pub omega: String,
     /// The set.
     pub omegas: Vec<String>,
+    /// Largest separation shown.
+    pub max_sep: u64,
+    /// The phase tolerance (radians) of "scores like separation 0".
+    pub tol: f64,
     /// Per separation: s, cos(sω) for the single frequency, per-plane cosines of the set, their mean.
     pub rows: Vec<ScoreRow>,
-    /// Separations (≥ 1) where the single frequency's score equals the score at 0.
+    /// Separations in 1..=max_sep where every phase of the single frequency is within `tol` of a
+    /// full turn (it scores like separation 0).
     pub single_equal_to_zero: Vec<u64>,
-    /// Separations (≥ 1) where the set's mean score equals the score at 0.
+    /// The same for the set.
     pub set_equal_to_zero: Vec<u64>,
 }
 
@@ -101,41 +154,130 @@ pub struct ScoreRow {
     pub set_mean: f64,
 }
 
+crate::choice! {
+    /// Seed 000's exercises 1–3 and the causal-mask contrast, as the lab runs them.
+    pub enum ExerciseId("exercise") {
+        /// Exercise 1 with the bare layer in f64.
+        EquivarianceF64 = "equivariance_f64",
+        /// Exercise 1 with the bare layer in f32.
+        EquivarianceF32 = "equivariance_f32",
+        /// Exercise 2: the Elman RNN.
+        Rnn = "rnn",
+        /// Exercise 3: the index signal p·scale added.
+        Index = "index",
+        /// Exercise 3: sinusoidal positions added.
+        Sinusoidal = "sinusoidal",
+        /// Exercise 3, rotary: RoPE on queries and keys.
+        Rope = "rope",
+        /// The causal mask without positions.
+        Causal = "causal",
+    }
+}
+
 /// Seed 000's exercises as measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct Exercise {
     /// Which exercise.
+    pub id: ExerciseId,
+    /// Its name, as the table row reads.
     pub name: String,
     /// What the exercise expects.
-    pub expected: String,
+    pub expected: Verdict,
     /// Whether the measurement shows it.
     pub confirmed: bool,
-    /// The check (verdict, error, tolerance, margin).
-    pub verdict: crate::symmetry::Verdict,
+    /// The measured verdict.
+    pub verdict: Verdict,
     /// Max abs error.
     pub max_abs_error: f64,
+    /// The tolerance.
+    pub tolerance: f64,
     /// Margin (error / tolerance).
     pub margin: f64,
     /// Permutations compared.
     pub permutations_checked: usize,
+    /// The dtype the layer ran in.
+    pub dtype: Dtype,
+}
+
+crate::choice! {
+    /// The facts beyond the seeds' tables.
+    pub enum FactId("fact") {
+        /// The causal mask gives access to a prefix, not its order.
+        CausalPrefix = "causal_prefix",
+        /// The causal mask hides the future exactly.
+        CausalFuture = "causal_future",
+        /// The two rotary layouts are one rotation up to a permutation.
+        RotaryLayouts = "rotary_layouts",
+    }
+}
+
+/// What was measured for a fact.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum FactMeasured {
+    /// Every shuffle of the first `position` tokens of a causal layer.
+    CausalPrefix {
+        /// Outputs at positions ≥ this are compared.
+        position: usize,
+        /// Shuffles of the prefix.
+        permutations: usize,
+        /// The largest change.
+        max_abs_error: f64,
+        /// The tolerance.
+        tolerance: f64,
+    },
+    /// New tokens at `position` and later.
+    CausalFuture {
+        /// Outputs before this are compared.
+        position: usize,
+        /// The largest change (must be exactly 0).
+        max_abs_error: f64,
+    },
+    /// `interleaved(x[:, P])` against `half_split(x)[:, P]`, and a score with mixed layouts.
+    RotaryLayouts {
+        /// The coordinate permutation P.
+        permutation: Vec<usize>,
+        /// The largest difference (exactly 0: the same products in the same order).
+        max_abs_difference: f64,
+        /// A score with both vectors in the interleaved layout.
+        score_matching: f64,
+        /// The same score with the key in the half-split layout.
+        score_mixed: f64,
+    },
 }
 
 /// A fact beyond the seeds' tables, measured.
 #[derive(Debug, Clone, Serialize)]
 pub struct Fact {
+    /// Which fact.
+    pub id: FactId,
     /// The statement.
     pub statement: String,
     /// Whether it was confirmed.
     pub confirmed: bool,
-    /// The evidence.
+    /// The evidence, in words.
     pub evidence: String,
+    /// The evidence, as data.
+    pub measured: FactMeasured,
+}
+
+impl Fact {
+    fn new(id: FactId, confirmed: bool, measured: FactMeasured) -> Fact {
+        Fact {
+            id,
+            statement: prose::fact_statement(&measured),
+            confirmed,
+            evidence: prose::fact_evidence(&measured),
+            measured,
+        }
+    }
 }
 
 /// Everything `attnlab lab` computes.
 #[derive(Debug, Clone, Serialize)]
 pub struct LabReport {
     /// The inputs of product (a) and the exercises.
-    pub setup: serde_json::Value,
+    pub setup: LabSetup,
     /// (a) the permuted output equals the permuted original, entry by entry.
     pub a_permutation: PermutedOutput,
     /// (b) the positional contribution vs separation.
@@ -150,9 +292,8 @@ pub struct LabReport {
     pub reference_table: Vec<Claim>,
     /// Facts beyond the tables.
     pub facts: Vec<Fact>,
-    /// The attention weights of the course program (for the heat map).
-    #[serde(skip)]
-    pub weights: Array2<f64>,
+    /// Whether product (a) holds and every exercise, reference row and fact is confirmed.
+    pub all_confirmed: bool,
 }
 
 /// Product (d) with its plain statement.
@@ -164,23 +305,23 @@ pub struct Resolution {
     pub result: spectrum::resolve::Resolution,
     /// The same set one separation past its common period, for contrast.
     pub contrast: Option<spectrum::resolve::Resolution>,
-    /// Margin per separation 1..=min(2·context, 4096) (for the plot).
+    /// `(s, margin(s))` for s = 1..=min(2·context, 4096), where margin(s) is the largest
+    /// per-plane distance of s·ω_k from a full turn (radians; 0 = scores like separation 0).
     pub margins: Vec<(u64, f64)>,
 }
 
-fn nested(a: &Array2<f64>) -> Vec<Vec<f64>> {
-    a.rows().into_iter().map(|r| r.to_vec()).collect()
-}
-
-fn exercise(name: &str, expected: &str, expect_hold: bool, r: &symmetry::CheckReport) -> Exercise {
+fn exercise(id: ExerciseId, expected: Verdict, r: &symmetry::CheckReport) -> Exercise {
     Exercise {
-        name: name.into(),
-        expected: expected.into(),
-        confirmed: r.holds == expect_hold,
+        id,
+        name: prose::exercise_name(id),
+        expected,
+        confirmed: r.verdict == expected,
         verdict: r.verdict,
         max_abs_error: r.max_abs_error,
+        tolerance: r.tolerance,
         margin: r.margin,
         permutations_checked: r.permutations_checked,
+        dtype: r.dtype,
     }
 }
 
@@ -195,11 +336,24 @@ fn course_inputs(cfg: &LabConfig) -> Result<Inputs> {
     .build()
 }
 
+/// The largest separation product (d)'s margin curve reaches.
+pub const MAX_MARGIN_CURVE: u64 = 4096;
+
 /// Runs the whole lab.
 ///
 /// # Errors
-/// Invalid configuration values (a bad permutation, frequency or context).
+/// Invalid configuration values (a bad permutation, frequency or context; a context of 0).
 pub fn run(cfg: &LabConfig) -> Result<LabReport> {
+    if cfg.context == 0 {
+        return Err(Error::invalid(
+            "--context",
+            0,
+            "a context length of at least 1",
+        ));
+    }
+    let single = Omega::parse(&cfg.omega)?;
+    let set = parse_omega_list(&cfg.omegas)?;
+
     // (a) The course program: numpy seed, n = 4, d = 4, perm [2, 0, 3, 1].
     let inputs = course_inputs(cfg)?;
     let perm = Permutation::new(cfg.perm.clone())?;
@@ -213,15 +367,14 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     let weights = bare.weights_fn::<f64>(&inputs, 0)?(inputs.x.view())?;
     let a = PermutedOutput {
         perm: cfg.perm.clone(),
-        out_perm: nested(&out_perm),
-        permuted_out: nested(&permuted_out),
-        difference: nested(&diff.difference),
+        out_perm,
+        permuted_out,
+        difference: diff.difference,
+        weights,
         check,
     };
 
     // (b) cos(sω) vs separation.
-    let single = Omega::parse(&cfg.omega)?;
-    let set = parse_omega_list(&cfg.omegas)?;
     let single_rows = rotary::aligned_scores(&[single], cfg.max_sep)?;
     let set_rows = rotary::aligned_scores(&set, cfg.max_sep)?;
     let rows: Vec<ScoreRow> = single_rows
@@ -237,137 +390,104 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     // "Scores like s = 0" is the alias criterion of `rope resolve` and `rope score`: every
     // plane's phase within DEFAULT_TOL radians of a full turn.
     let tol = spectrum::resolve::DEFAULT_TOL;
+    let labels: Vec<String> = set.iter().map(|o| o.label()).collect();
     let b = ScoresBySeparation {
         omega: single.label(),
-        omegas: set.iter().map(|o| o.label()).collect(),
+        omegas: labels.clone(),
+        max_sep: cfg.max_sep,
+        tol,
         single_equal_to_zero: rotary::separations_like_zero(&[single], cfg.max_sep, tol)?,
         set_equal_to_zero: rotary::separations_like_zero(&set, cfg.max_sep, tol)?,
         rows,
     };
 
     // (c) the first repeat.
-    let c = spectrum::period::period(single, spectrum::resolve::DEFAULT_TOL, 1_000_000)?;
+    let c = spectrum::period::period(single, tol, 1_000_000)?;
 
     // (d) what the set resolves within the context.
-    let res = spectrum::resolve::resolve(&set, cfg.context, spectrum::resolve::DEFAULT_TOL)?;
+    let res = spectrum::resolve::resolve(&set, cfg.context, tol)?;
     let contrast = match res.common_period {
-        Some(p) if p + 1 != cfg.context => Some(spectrum::resolve::resolve(
-            &set,
-            p + 1,
-            spectrum::resolve::DEFAULT_TOL,
-        )?),
+        Some(p) if p + 1 != cfg.context => Some(spectrum::resolve::resolve(&set, p + 1, tol)?),
         _ => None,
     };
     let ws: Vec<f64> = set.iter().map(|o| o.value()).collect();
-    let margins = (1..=cfg.context.saturating_mul(2).min(4096))
+    let margins = (1..=cfg.context.saturating_mul(2).min(MAX_MARGIN_CURVE))
         .map(|s| (s, spectrum::resolve::margin_direct(&ws, s)))
         .collect();
-    let labels: Vec<String> = set.iter().map(|o| o.label()).collect();
-    let statement = match (res.resolves, res.first_alias) {
-        (true, _) => format!(
-            "{{{}}} distinguishes every separation 1..{} from 0 within a context of {}: the smallest margin is {:.4} rad at separation {}{}.",
-            labels.join(", "),
-            cfg.context - 1,
-            cfg.context,
-            res.min_margin.unwrap_or(0.0),
-            res.margin_at.unwrap_or(0),
-            res.common_period.map_or(String::new(), |p| format!("; the set repeats only at its common period {p}"))
-        ),
-        (false, Some(s)) => format!("{{{}}} does not resolve a context of {}: separation {s} is a full turn of every plane, so it scores exactly like separation 0.", labels.join(", "), cfg.context),
-        (false, None) => format!("{{{}}} does not resolve a context of {}.", labels.join(", "), cfg.context),
-    };
     let d = Resolution {
-        statement,
+        statement: prose::resolution_statement(&labels, &res),
         result: res,
         contrast,
         margins,
     };
 
-    // Seed 000's exercises.
+    // Seed 000's exercises, over every permutation of the course input.
     let all = Permutation::all(cfg.n.min(8))?;
-    let ex_inputs = course_inputs(cfg)?;
-    let ex1 = experiment::check(&bare, &ex_inputs, &all, Dtype::F64)?;
-    let ex1_f32 = experiment::check(&bare, &ex_inputs, &all, Dtype::F32)?;
-    let rnn = experiment::check(
-        &LayerSpec {
-            kind: LayerKind::Rnn,
-            ..bare
-        },
-        &ex_inputs,
-        &all,
-        Dtype::F64,
-    )?;
-    let index = experiment::check(
-        &LayerSpec {
-            pos: PosKind::Index,
-            ..bare
-        },
-        &ex_inputs,
-        &all,
-        Dtype::F64,
-    )?;
-    let sinus = experiment::check(
-        &LayerSpec {
-            pos: PosKind::Sinusoidal,
-            ..bare
-        },
-        &ex_inputs,
-        &all,
-        Dtype::F64,
-    )?;
-    let rope = experiment::check(
-        &LayerSpec {
-            pos: PosKind::Rope,
-            ..bare
-        },
-        &ex_inputs,
-        &all,
-        Dtype::F64,
-    )?;
-    let causal = experiment::check(
-        &LayerSpec {
-            mask: Mask::Causal,
-            ..bare
-        },
-        &ex_inputs,
-        &all,
-        Dtype::F64,
-    )?;
+    let run_one = |spec: LayerSpec, dtype: Dtype| experiment::check(&spec, &inputs, &all, dtype);
+    let with = |f: fn(&mut LayerSpec)| {
+        let mut spec = bare;
+        f(&mut spec);
+        spec
+    };
+    let (holds, breaks) = (Verdict::Holds, Verdict::Breaks);
     let exercises = vec![
         exercise(
-            "1: permutation equivariance (every permutation, f64)",
-            "holds",
-            true,
-            &ex1,
+            ExerciseId::EquivarianceF64,
+            holds,
+            &run_one(bare, Dtype::F64)?,
         ),
         exercise(
-            "1: permutation equivariance (every permutation, f32)",
-            "holds",
-            true,
-            &ex1_f32,
+            ExerciseId::EquivarianceF32,
+            holds,
+            &run_one(bare, Dtype::F32)?,
         ),
-        exercise("2: the RNN contrast", "breaks", false, &rnn),
-        exercise("3: index signal p·0.1 added", "breaks", false, &index),
-        exercise("3: sinusoidal positions added", "breaks", false, &sinus),
         exercise(
-            "3 (rotary): RoPE on queries and keys",
-            "breaks",
-            false,
-            &rope,
+            ExerciseId::Rnn,
+            breaks,
+            &run_one(with(|s| s.kind = LayerKind::Rnn), Dtype::F64)?,
         ),
-        exercise("causal mask, no positions", "breaks", false, &causal),
+        exercise(
+            ExerciseId::Index,
+            breaks,
+            &run_one(with(|s| s.pos = PosKind::Index), Dtype::F64)?,
+        ),
+        exercise(
+            ExerciseId::Sinusoidal,
+            breaks,
+            &run_one(with(|s| s.pos = PosKind::Sinusoidal), Dtype::F64)?,
+        ),
+        exercise(
+            ExerciseId::Rope,
+            breaks,
+            &run_one(with(|s| s.pos = PosKind::Rope), Dtype::F64)?,
+        ),
+        exercise(
+            ExerciseId::Causal,
+            breaks,
+            &run_one(with(|s| s.mask = Mask::Causal), Dtype::F64)?,
+        ),
     ];
 
-    let reference_table: Vec<Claim> = claims::ledger(Fault::None)?
-        .into_iter()
-        .filter(|c| c.source.starts_with("000"))
-        .collect();
+    let reference_table = claims::reference_table(Fault::None)?;
     let facts = facts(cfg)?;
-    let setup = serde_json::json!({
-        "rng": "numpy", "seed": cfg.seed, "n": cfg.n, "dim": cfg.dim, "perm": cfg.perm,
-        "omega": single.label(), "omegas": b.omegas, "context": cfg.context,
-        "X": nested(&inputs.x), "Wq": nested(&inputs.wq), "Wk": nested(&inputs.wk), "Wv": nested(&inputs.wv),
-    });
+    let all_confirmed = a.check.report.holds
+        && exercises.iter().all(|e| e.confirmed)
+        && reference_table.iter().all(|c| c.holds)
+        && facts.iter().all(|f| f.confirmed);
+    let setup = LabSetup {
+        rng: RngKind::Numpy,
+        seed: cfg.seed,
+        n: cfg.n,
+        dim: cfg.dim,
+        perm: cfg.perm.clone(),
+        omega: single.label(),
+        omegas: labels,
+        context: cfg.context,
+        x: inputs.x.clone(),
+        wq: inputs.wq.clone(),
+        wk: inputs.wk.clone(),
+        wv: inputs.wv.clone(),
+    };
     Ok(LabReport {
         setup,
         a_permutation: a,
@@ -377,7 +497,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
         exercises,
         reference_table,
         facts,
-        weights,
+        all_confirmed,
     })
 }
 
@@ -402,16 +522,24 @@ fn facts(cfg: &LabConfig) -> Result<Vec<Fact>> {
         symmetry::check_prefix_invariance(|x| f(x), inputs.x.view(), t, &Permutation::all(t)?)?;
     let future = StdGaussian::new(2).randn(n - t, cfg.dim);
     let fut = symmetry::check_future_independence(|x| f(x), inputs.x.view(), t, future.view())?;
-    out.push(Fact {
-        statement: format!("With a causal mask and no positions, outputs at positions ≥ {t} do not change when the {t} tokens before them are shuffled: the mask gives access to a prefix, not the order within it."),
-        confirmed: prefix.holds,
-        evidence: format!("all {} shuffles of the prefix: max change {:.3e} (tolerance {:.3e})", prefix.permutations_checked, prefix.max_abs_error, prefix.tolerance),
-    });
-    out.push(Fact {
-        statement: format!("With a causal mask, outputs before position {t} do not change when the tokens at {t} and later change."),
-        confirmed: fut.holds && fut.max_abs_error == 0.0,
-        evidence: format!("max change {:.3e} (exactly 0: masked weights are exactly 0)", fut.max_abs_error),
-    });
+    out.push(Fact::new(
+        FactId::CausalPrefix,
+        prefix.holds,
+        FactMeasured::CausalPrefix {
+            position: t,
+            permutations: prefix.permutations_checked,
+            max_abs_error: prefix.max_abs_error,
+            tolerance: prefix.tolerance,
+        },
+    ));
+    out.push(Fact::new(
+        FactId::CausalFuture,
+        fut.holds && fut.max_abs_error == 0.0,
+        FactMeasured::CausalFuture {
+            position: t,
+            max_abs_error: fut.max_abs_error,
+        },
+    ));
     // The two rotary layouts are one rotation up to a fixed permutation of coordinates.
     let d = 8;
     let p = rotary::layout_permutation(d)?;
@@ -439,10 +567,155 @@ fn facts(cfg: &LabConfig) -> Result<Vec<Fact>> {
         .apply(q.view(), &[3])?
         .row(0)
         .dot(&half.apply(k.view(), &[10])?.row(0));
-    out.push(Fact {
-        statement: format!("The interleaved (GPT-J) and half-split (GPT-NeoX / HF Llama) rotary layouts are one rotation up to the fixed permutation {p:?} of coordinates; mixing them silently changes scores."),
-        confirmed: layout_err == 0.0 && (same - mixed).abs() > 1e-6,
-        evidence: format!("interleaved(x[:, P]) vs half_split(x)[:, P]: max difference {layout_err:e}; a score with matching layouts {same:.6} vs mixed {mixed:.6}"),
-    });
+    out.push(Fact::new(
+        FactId::RotaryLayouts,
+        layout_err == 0.0 && (same - mixed).abs() > 1e-6,
+        FactMeasured::RotaryLayouts {
+            permutation: p,
+            max_abs_difference: layout_err,
+            score_matching: same,
+            score_mixed: mixed,
+        },
+    ));
     Ok(out)
+}
+
+impl LabReport {
+    /// Holds (exit 0) when everything is confirmed, else fails (exit 1).
+    pub fn outcome(&self) -> Outcome {
+        Outcome::from_bool(self.all_confirmed)
+    }
+
+    /// The lab's five figures: scores vs separation (b), the resolution margin (d), the
+    /// difference heat map and the weights of (a), and the exercises' error/tolerance per
+    /// variant. File stems: `scores_vs_separation`, `resolution_margin`, `permuted_difference`,
+    /// `attention_weights`, `symmetry_breakers`.
+    pub fn charts(&self) -> Vec<Chart> {
+        let b = &self.b_scores;
+        let set = prose::frequency_set(&b.omegas);
+        let scores = Chart {
+            name: "scores_vs_separation".into(),
+            title: "positional contribution to a score, aligned unit vectors".into(),
+            kind: ChartKind::Line(LineChart {
+                x_label: "separation s = j − i".into(),
+                y_label: "cos(sω) (mean over planes)".into(),
+                series: vec![
+                    Series {
+                        name: format!("ω = {}", b.omega),
+                        points: b
+                            .rows
+                            .iter()
+                            .map(|r| (r.separation as f64, r.single))
+                            .collect(),
+                        markers: true,
+                    },
+                    Series {
+                        name: format!("mean over {set}"),
+                        points: b
+                            .rows
+                            .iter()
+                            .map(|r| (r.separation as f64, r.set_mean))
+                            .collect(),
+                        markers: true,
+                    },
+                ],
+                h_lines: vec![RefLine {
+                    at: 1.0,
+                    label: "score at s = 0".into(),
+                }],
+                ..Default::default()
+            }),
+        };
+        let d = &self.d_resolution;
+        let context = d.result.context;
+        let margin = Chart {
+            name: "resolution_margin".into(),
+            title: format!("largest per-plane phase distance from a full turn, {set}"),
+            kind: ChartKind::Line(LineChart {
+                x_label: "separation s".into(),
+                y_label: "margin (rad); 0 = indistinguishable from s = 0".into(),
+                series: vec![Series {
+                    name: "margin(s)".into(),
+                    points: d.margins.iter().map(|&(s, m)| (s as f64, m)).collect(),
+                    markers: true,
+                }],
+                h_lines: vec![RefLine {
+                    at: 0.0,
+                    label: "alias".into(),
+                }],
+                v_lines: (context > 1)
+                    .then(|| RefLine {
+                        at: (context - 1) as f64,
+                        label: format!("L − 1 = {}, the context's largest separation", context - 1),
+                    })
+                    .into_iter()
+                    .collect(),
+                ..Default::default()
+            }),
+        };
+        let a = &self.a_permutation;
+        let rep = &a.check.report;
+        let max_abs = a.difference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let colour_max = if rep.holds { rep.tolerance } else { max_abs };
+        let difference = Chart {
+            name: "permuted_difference".into(),
+            title: format!("Attn(ΠH) − Π Attn(H), {}", rep.dtype),
+            kind: ChartKind::Heatmap(Heatmap {
+                values: nested(&a.difference),
+                row_labels: vec![],
+                col_labels: vec![],
+                x_label: "column".into(),
+                y_label: "row".into(),
+                scale: ColourScale::Diverging { max: colour_max },
+                scale_note: prose::difference_scale_note(rep.holds, max_abs, rep.tolerance),
+                highlight_rows: a
+                    .perm
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, &p)| i != p)
+                    .map(|(i, _)| i)
+                    .collect(),
+            }),
+        };
+        let weights = Chart {
+            name: "attention_weights".into(),
+            title: "attention weights A, course program".into(),
+            kind: ChartKind::Heatmap(Heatmap {
+                values: nested(&a.weights),
+                row_labels: vec![],
+                col_labels: vec![],
+                x_label: "key".into(),
+                y_label: "query (each row sums to 1)".into(),
+                scale: ColourScale::Sequential { min: 0.0, max: 1.0 },
+                scale_note: "colour: 0 to 1".into(),
+                highlight_rows: vec![],
+            }),
+        };
+        let breakers = Chart {
+            name: "symmetry_breakers".into(),
+            title: "error / tolerance per variant, every permutation of the course input".into(),
+            kind: ChartKind::Bar(BarChart {
+                categories: self
+                    .exercises
+                    .iter()
+                    .map(|e| prose::exercise_label(e.id).to_string())
+                    .collect(),
+                groups: vec![Series1 {
+                    name: "margin = max error / tolerance".into(),
+                    values: self.exercises.iter().map(|e| e.margin).collect(),
+                }],
+                y_label: "margin (log; < 1 holds)".into(),
+                log_y: true,
+                h_lines: vec![RefLine {
+                    at: 1.0,
+                    label: "tolerance".into(),
+                }],
+            }),
+        };
+        vec![scores, margin, difference, weights, breakers]
+    }
+}
+
+fn nested(a: &Array2<f64>) -> Vec<Vec<f64>> {
+    a.rows().into_iter().map(|r| r.to_vec()).collect()
 }

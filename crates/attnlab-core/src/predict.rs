@@ -37,9 +37,32 @@ use crate::embedding::Embedding;
 use crate::tokenizer::Vocabulary;
 use crate::{Error, Result};
 
+crate::choice! {
+    /// Where a matrix of the prediction came from.
+    pub enum BlockOrigin("block origin") {
+        /// A block of the blocks file (or inline blocks).
+        Blocks = "blocks file",
+        /// The default embedding table: the course's table for (A, B, .).
+        CourseTable = "default: the course table",
+        /// The default projection: the identity.
+        Identity = "default: identity",
+        /// The default unembedding: Eᵀ (tied embeddings).
+        TiedEmbeddings = "default: Eᵀ (tied embeddings)",
+    }
+}
+
+impl BlockOrigin {
+    /// Whether this is a default (no block of that name was given).
+    pub fn is_default(self) -> bool {
+        self != BlockOrigin::Blocks
+    }
+}
+
 /// Every intermediate of one prediction (all `f64`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Prediction {
+    /// The context, as given.
+    pub text: String,
     /// The vocabulary, in label order.
     pub vocab: Vec<String>,
     /// The tokens of the text.
@@ -64,8 +87,9 @@ pub struct Prediction {
     /// Unembedding (d_v × vocab).
     #[serde(rename = "U", serialize_with = "ser_matrix")]
     pub u: Array2<f64>,
-    /// Where each projection and the unembedding came from (`"default: identity"`, `"blocks"`…).
-    pub sources: std::collections::BTreeMap<String, String>,
+    /// Where E, each projection and the unembedding came from (`"default: identity"`,
+    /// `"blocks file"`, …).
+    pub sources: std::collections::BTreeMap<String, BlockOrigin>,
     /// `Q = H·Wq`.
     #[serde(rename = "Q", serialize_with = "ser_matrix")]
     pub q: Array2<f64>,
@@ -134,22 +158,32 @@ pub fn predict(text: &str, blocks: Option<&Blocks>) -> Result<Prediction> {
     let h = table.lookup(&ids)?;
     let d = table.dim();
     let mut sources = std::collections::BTreeMap::new();
-    let mut block = |name: &str, default: Array2<f64>, what: &str| -> Array2<f64> {
+    let e_origin = if blocks.and_then(|b| b.get("E")).is_some() {
+        BlockOrigin::Blocks
+    } else {
+        BlockOrigin::CourseTable
+    };
+    sources.insert("E".to_string(), e_origin);
+    let mut block = |name: &str, default: Array2<f64>, origin: BlockOrigin| -> Array2<f64> {
         match blocks.and_then(|b| b.get(name)) {
             Some(b) => {
-                sources.insert(name.to_string(), "blocks file".to_string());
+                sources.insert(name.to_string(), BlockOrigin::Blocks);
                 b.clone()
             }
             None => {
-                sources.insert(name.to_string(), format!("default: {what}"));
+                sources.insert(name.to_string(), origin);
                 default
             }
         }
     };
-    let wq = block("Wq", Array2::eye(d), "identity");
-    let wk = block("Wk", Array2::eye(d), "identity");
-    let wv = block("Wv", Array2::eye(d), "identity");
-    let u = block("U", table.table().t().to_owned(), "Eᵀ (tied embeddings)");
+    let wq = block("Wq", Array2::eye(d), BlockOrigin::Identity);
+    let wk = block("Wk", Array2::eye(d), BlockOrigin::Identity);
+    let wv = block("Wv", Array2::eye(d), BlockOrigin::Identity);
+    let u = block(
+        "U",
+        table.table().t().to_owned(),
+        BlockOrigin::TiedEmbeddings,
+    );
     let (dk, dv) = (wq.ncols(), wv.ncols());
     if u.dim() != (dv, vocab.len()) {
         return Err(Error::shape(
@@ -157,7 +191,7 @@ pub fn predict(text: &str, blocks: Option<&Blocks>) -> Result<Prediction> {
             format!(
                 "{dv}×{} (Wv's columns × vocabulary size){}",
                 vocab.len(),
-                if sources["U"].starts_with("default") {
+                if sources["U"].is_default() {
                     "; without a U block, Wv must be d × d so that Eᵀ fits"
                 } else {
                     ""
@@ -198,6 +232,7 @@ pub fn predict(text: &str, blocks: Option<&Blocks>) -> Result<Prediction> {
             |best, (i, &p)| if p > probabilities[best] { i } else { best },
         );
     Ok(Prediction {
+        text: text.to_string(),
         vocab: vocab.tokens().to_vec(),
         tokens,
         ids,
@@ -293,7 +328,7 @@ mod tests {
         let p = predict("A B", Some(&b)).unwrap();
         // Equal logits: uniform probabilities, the first token wins the tie.
         assert_eq!(p.prediction, "A");
-        assert_eq!(p.sources["U"], "blocks file");
+        assert_eq!(p.sources["U"], BlockOrigin::Blocks);
         b.arrays.insert("U".into(), Array2::from_elem((3, 3), 1.0));
         assert!(predict("A B", Some(&b)).is_err());
         assert!(predict("A C", None).is_err());

@@ -1,9 +1,10 @@
 //! `attnlab claims`: the claims ledger of both seeds, checked now.
 
-use attnlab_core::claims::{self, Fault};
+use attnlab_core::api::claims::ClaimsRequest;
+use attnlab_core::api::{Outcome, Request};
+use attnlab_core::claims::Fault;
 
-use super::output::{print_json, sci, table};
-use super::Outcome;
+use super::exec::{execute, Show};
 
 /// Options of `attnlab claims`.
 #[derive(Debug, clap::Args)]
@@ -17,57 +18,14 @@ pub struct ClaimsArgs {
 }
 
 pub fn run(args: ClaimsArgs) -> anyhow::Result<Outcome> {
-    let ledger = claims::ledger(args.inject_fault)?;
-    let ok = claims::all_hold(&ledger);
-    if args.json {
-        let rows: Vec<serde_json::Value> = ledger
-            .iter()
-            .map(|c| {
-                serde_json::json!({
-                    "claim": c.claim, "plain": c.plain, "source": c.source,
-                    "seed_status": c.seed_status, "measured_status": c.measured_status,
-                    "holds": c.holds, "exact": c.exact, "evidence": c.evidence, "command": c.command,
-                })
-            })
-            .collect();
-        print_json(&rows)?;
-        return Ok(Outcome::from_bool(ok));
-    }
-    let mut t = table(&[
-        "#",
-        "claim (source)",
-        "seed says",
-        "measured",
-        "error",
-        "tolerance",
-    ]);
-    for (i, c) in ledger.iter().enumerate() {
-        t.add_row(vec![
-            (i + 1).to_string(),
-            format!("{} ({})", c.plain, c.source),
-            c.seed_status.clone(),
-            c.measured_status.clone(),
-            sci(c.evidence.max_abs_error),
-            sci(c.evidence.tolerance),
-        ]);
-    }
-    println!("{t}");
-    println!("evidence and how to reproduce:");
-    for (i, c) in ledger.iter().enumerate() {
-        println!(
-            "  {}. {}
-     $ {}",
-            i + 1,
-            c.evidence.details,
-            c.command
-        );
-    }
-    let failed = ledger.iter().filter(|c| !c.holds).count();
-    println!(
-        "{} claims checked: {} hold, {} fail.",
-        ledger.len(),
-        ledger.len() - failed,
-        failed
-    );
-    Ok(Outcome::from_bool(ok))
+    let request = Request::Claims(ClaimsRequest {
+        inject_fault: args.inject_fault,
+    });
+    execute(
+        &request,
+        &Show {
+            json: args.json,
+            plot_dir: None,
+        },
+    )
 }

@@ -87,12 +87,6 @@ pub fn whole_number(s: &str) -> Option<u64> {
     (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1.8e19).then_some(v as u64)
 }
 
-/// Parses a count such as `4096`, `1e6` or `2^20` (for clap's `value_parser`).
-pub fn parse_count(s: &str) -> Result<u64, String> {
-    whole_number(s)
-        .ok_or_else(|| format!("{s:?} is not a whole number; write e.g. 4096, 1e6 or 2^20"))
-}
-
 /// A clap value parser for a core [`Choice`] enum: lists the canonical names in `--help` and
 /// in errors, accepts the enum's aliases too.
 pub fn choice<T: Choice + Send + Sync + Clone>() -> impl clap::builder::TypedValueParser<Value = T>

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 pub use attnlab_core::chart::Series;
-use attnlab_core::chart::{Chart, ChartKind, ColourScale, Heatmap, RefLine};
+use attnlab_core::chart::{Chart, ChartKind, RefLine};
 
 /// The old line-chart description (title inside).
 #[derive(Debug, Clone, Default)]
@@ -40,34 +40,6 @@ pub fn line_chart(path: &Path, c: &LineChart) -> attnlab_core::Result<()> {
                 })
                 .collect(),
             ..Default::default()
-        }),
-    };
-    attnlab_render::svg::write_file(path, &chart)
-}
-
-pub fn heatmap(
-    path: &Path,
-    title: &str,
-    values: &ndarray::Array2<f64>,
-    x_label: &str,
-    y_label: &str,
-) -> attnlab_core::Result<()> {
-    let max = values
-        .iter()
-        .filter(|v| v.is_finite())
-        .fold(0.0f64, |m, v| m.max(v.abs()));
-    let chart = Chart {
-        name: String::new(),
-        title: title.into(),
-        kind: ChartKind::Heatmap(Heatmap {
-            values: values.rows().into_iter().map(|r| r.to_vec()).collect(),
-            row_labels: vec![],
-            col_labels: vec![],
-            x_label: x_label.into(),
-            y_label: y_label.into(),
-            scale: ColourScale::Diverging { max },
-            scale_note: format!("|max| = {}", attnlab_core::present::number::sci(max)),
-            highlight_rows: vec![],
         }),
     };
     attnlab_render::svg::write_file(path, &chart)

@@ -18,8 +18,12 @@
 
 pub mod attend;
 pub mod check;
+pub mod claims;
+pub mod embed;
 pub mod equivariance;
+pub mod lab;
 pub mod layer_input;
+pub mod predict;
 pub mod value;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -106,6 +110,14 @@ pub enum Request {
     Attend(attend::AttendRequest),
     /// `attnlab equivariance`.
     Equivariance(equivariance::EquivarianceRequest),
+    /// `attnlab lab`.
+    Lab(lab::LabRequest),
+    /// `attnlab claims`.
+    Claims(claims::ClaimsRequest),
+    /// `attnlab embed`.
+    Embed(embed::EmbedRequest),
+    /// `attnlab predict`.
+    Predict(predict::PredictRequest),
 }
 
 /// One report, for any command; serialises as the command's own report (no wrapper).
@@ -116,10 +128,25 @@ pub enum Report {
     Attend(Box<attend::AttendReport>),
     /// `attnlab equivariance`.
     Equivariance(Box<equivariance::EquivarianceReport>),
+    /// `attnlab lab`.
+    Lab(Box<lab::LabReport>),
+    /// `attnlab claims`.
+    Claims(Box<claims::ClaimsReport>),
+    /// `attnlab embed`.
+    Embed(Box<embed::EmbedReport>),
+    /// `attnlab predict`.
+    Predict(Box<predict::PredictReport>),
 }
 
 /// The command names, as the CLI spells them (`rope audit` is `rope/audit` in URLs).
-pub const COMMANDS: &[&str] = &["attend", "equivariance"];
+pub const COMMANDS: &[&str] = &[
+    "attend",
+    "equivariance",
+    "lab",
+    "claims",
+    "embed",
+    "predict",
+];
 
 impl Request {
     /// The command's name as the CLI spells it.
@@ -127,6 +154,10 @@ impl Request {
         match self {
             Request::Attend(_) => "attend",
             Request::Equivariance(_) => "equivariance",
+            Request::Lab(_) => "lab",
+            Request::Claims(_) => "claims",
+            Request::Embed(_) => "embed",
+            Request::Predict(_) => "predict",
         }
     }
 
@@ -170,6 +201,10 @@ impl Request {
         Ok(match command {
             "attend" => Request::Attend(typed(command, body)?),
             "equivariance" => Request::Equivariance(typed(command, body)?),
+            "lab" => Request::Lab(typed(command, body)?),
+            "claims" => Request::Claims(typed(command, body)?),
+            "embed" => Request::Embed(typed(command, body)?),
+            "predict" => Request::Predict(typed(command, body)?),
             other => {
                 return Err(Error::invalid(
                     "command",
@@ -187,6 +222,10 @@ impl Report {
         match self {
             Report::Attend(_) => Outcome::Holds,
             Report::Equivariance(r) => r.outcome(),
+            Report::Lab(r) => r.outcome(),
+            Report::Claims(r) => r.outcome(),
+            Report::Embed(r) => r.outcome(),
+            Report::Predict(r) => r.outcome(),
         }
     }
 
@@ -195,6 +234,10 @@ impl Report {
         match self {
             Report::Attend(r) => r.charts(),
             Report::Equivariance(r) => r.charts(),
+            Report::Lab(r) => r.charts(),
+            Report::Claims(r) => r.charts(),
+            Report::Embed(r) => r.charts(),
+            Report::Predict(r) => r.charts(),
         }
     }
 }
@@ -215,5 +258,9 @@ pub fn run_with(request: &Request, ctx: &Context) -> Result<Report> {
     Ok(match request {
         Request::Attend(r) => Report::Attend(Box::new(attend::run(r, ctx)?)),
         Request::Equivariance(r) => Report::Equivariance(Box::new(equivariance::run(r, ctx)?)),
+        Request::Lab(r) => Report::Lab(Box::new(lab::run(r, ctx)?)),
+        Request::Claims(r) => Report::Claims(Box::new(claims::run(r, ctx)?)),
+        Request::Embed(r) => Report::Embed(Box::new(embed::run(r, ctx)?)),
+        Request::Predict(r) => Report::Predict(Box::new(predict::run(r, ctx)?)),
     })
 }

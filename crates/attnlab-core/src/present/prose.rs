@@ -1,5 +1,8 @@
 //! Sentences generated from reports: every explanation, verdict line and derivation a user
 //! reads is written here, from typed values, with numbers formatted by [`super::number`].
+//! The course commands' sentences are in [`course`].
+
+pub mod course;
 
 use super::number::{sci, short, sig};
 use crate::experiment::Conclusion;

@@ -4,10 +4,14 @@
 
 mod attend;
 pub mod check;
+mod claims;
+mod embed;
 mod equivariance;
+mod lab;
+mod predict;
 mod table;
 
-pub use table::{matrix_table, table, MAX_COLS_SHOWN, MAX_ROWS_SHOWN};
+pub use table::{matrix_table, matrix_table_with, table, MAX_COLS_SHOWN, MAX_ROWS_SHOWN};
 
 use attnlab_core::api::Report;
 
@@ -16,5 +20,9 @@ pub fn render(report: &Report) -> String {
     match report {
         Report::Attend(r) => attend::render(r),
         Report::Equivariance(r) => equivariance::render(r),
+        Report::Lab(r) => lab::render(r),
+        Report::Claims(r) => claims::render(r),
+        Report::Embed(r) => embed::render(r),
+        Report::Predict(r) => predict::render(r),
     }
 }

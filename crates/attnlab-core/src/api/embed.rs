@@ -1,0 +1,242 @@
+//! `attnlab embed`: tokens → labels → one-hot vectors → rows of the embedding table E, and the
+//! basis-change redundancy at a linear interface (seed 002 §1).
+
+use ndarray::Array2;
+use serde::{Deserialize, Serialize};
+
+use super::attend::rows;
+use super::value::BlocksSource;
+use super::{Context, Outcome};
+use crate::chart::Chart;
+use crate::embedding::{basis_change, one_hot, BasisChangeCase, Embedding, Interface};
+use crate::rng::{Gaussian, StdGaussian};
+use crate::tokenizer::Vocabulary;
+use crate::{Error, Result};
+
+/// The request of `attnlab embed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EmbedRequest {
+    /// Blocks with an embedding table `E` (and optionally a vocabulary); default: the course's
+    /// 3×2 table for the vocabulary (A, B, .).
+    pub blocks: Option<BlocksSource>,
+    /// Text to tokenize and embed (whitespace-separated tokens of the vocabulary).
+    pub text: String,
+    /// Also show that H → H·S with the next linear map W → S⁻¹·W leaves the output unchanged,
+    /// and that the same change pushed through ReLU, softmax or layer norm does not.
+    pub basis_change: bool,
+    /// Seed of the random S and W of the basis-change experiment (ChaCha8 normals).
+    pub seed: u64,
+}
+
+impl Default for EmbedRequest {
+    fn default() -> Self {
+        EmbedRequest {
+            blocks: None,
+            text: "A B".into(),
+            basis_change: false,
+            seed: 0,
+        }
+    }
+}
+
+/// The basis-change experiment: random S and W, and each interface's error.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BasisChangeReport {
+    /// The change of basis (d × d, standard normal entries).
+    #[serde(rename = "S", serialize_with = "rows")]
+    pub s: Array2<f64>,
+    /// The next linear map (d × d, standard normal entries).
+    #[serde(rename = "W", serialize_with = "rows")]
+    pub w: Array2<f64>,
+    /// The seed S and W were drawn with (S first, then W, from one stream).
+    pub seed: u64,
+    /// `g(H·S)·(S⁻¹W)` against `g(H)·W` for g = identity (linear), ReLU, softmax, layer norm.
+    pub cases: Vec<BasisChangeCase>,
+}
+
+/// The report of `attnlab embed`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EmbedReport {
+    /// The text embedded.
+    pub text: String,
+    /// The vocabulary, in label order.
+    pub vocab: Vec<String>,
+    /// The embedding table (vocab × dim).
+    #[serde(rename = "E", serialize_with = "rows")]
+    pub e: Array2<f64>,
+    /// Rows of E.
+    pub vocab_size: usize,
+    /// The representation dimension (columns of E), a design choice independent of the
+    /// vocabulary size.
+    pub dim: usize,
+    /// The tokens of the text.
+    pub tokens: Vec<String>,
+    /// Their labels.
+    pub ids: Vec<usize>,
+    /// The one-hot vector e_id of each token (vocab_size entries each).
+    pub one_hot: Vec<Vec<f64>>,
+    /// The matrix product e_id · E of each token (computed as a product, not a lookup).
+    pub one_hot_products: Vec<Vec<f64>>,
+    /// Whether each product equals its row E[id] exactly.
+    pub one_hot_rows_equal: Vec<bool>,
+    /// Whether every product equals its row exactly.
+    #[serde(rename = "one_hot_times_E_equals_row")]
+    pub one_hot_times_e_equals_row: bool,
+    /// The stacked rows E[ids] (tokens × dim).
+    #[serde(rename = "H", serialize_with = "rows")]
+    pub h: Array2<f64>,
+    /// Whether H is the identity matrix (e.g. "A B" with the course table).
+    pub h_is_identity: bool,
+    /// The basis-change experiment, when asked for.
+    pub basis_change: Option<BasisChangeReport>,
+}
+
+impl EmbedReport {
+    /// Holds when every one-hot product selects its row exactly and (with the basis change) the
+    /// linear interface absorbs the change.
+    pub fn outcome(&self) -> Outcome {
+        let linear_ok = self.basis_change.as_ref().is_none_or(|b| {
+            b.cases
+                .iter()
+                .filter(|c| c.interface == Interface::Linear)
+                .all(|c| c.unchanged)
+        });
+        Outcome::from_bool(self.one_hot_times_e_equals_row && linear_ok)
+    }
+
+    /// No charts: the tables say it all.
+    pub fn charts(&self) -> Vec<Chart> {
+        Vec::new()
+    }
+}
+
+/// Tokenizes, looks up and (optionally) runs the basis-change experiment.
+///
+/// `H = E[ids]`; each `one_hot(id)·E` is a real vector–matrix product whose entries are one
+/// product `1·E[id, j]` plus exact zeros, so it must equal `E[id]` bit for bit. The basis change
+/// replaces H by H·S and W by S⁻¹·W (see [`basis_change`]).
+///
+/// # Errors
+/// Blocks without `E`, unknown tokens, empty text, unreadable blocks.
+pub fn run(req: &EmbedRequest, ctx: &Context) -> Result<EmbedReport> {
+    let blocks = match &req.blocks {
+        Some(b) => Some(b.load(ctx.allow_files)?),
+        None => None,
+    };
+    let table = match blocks.as_ref().and_then(|b| b.get("E")) {
+        Some(e) => Embedding::new(e.clone())?,
+        None if blocks.is_some() => {
+            return Err(Error::invalid(
+                "blocks",
+                "no embedding table E",
+                "an array named E (vocab × dim)",
+            ))
+        }
+        None => Embedding::example(),
+    };
+    let vocab = Vocabulary::for_table(
+        blocks.as_ref().and_then(|b| b.vocab.as_deref()),
+        table.vocab(),
+    )?;
+    let ids = vocab.encode(&req.text)?;
+    let h = table.lookup(&ids)?;
+    let mut one_hot_rows = Vec::with_capacity(ids.len());
+    let mut products = Vec::with_capacity(ids.len());
+    let mut equal = Vec::with_capacity(ids.len());
+    for &id in &ids {
+        let prod = table.one_hot_product(id)?;
+        equal.push(prod == table.table().row(id));
+        products.push(prod.to_vec());
+        one_hot_rows.push(one_hot(id, vocab.len())?.to_vec());
+    }
+    let basis = if req.basis_change {
+        let d = table.dim();
+        let mut g = StdGaussian::new(req.seed);
+        let s = g.randn(d, d);
+        let w = g.randn(d, d);
+        let cases = basis_change(h.view(), w.view(), s.view())?;
+        Some(BasisChangeReport {
+            s,
+            w,
+            seed: req.seed,
+            cases,
+        })
+    } else {
+        None
+    };
+    let tokens = ids.iter().map(|&i| vocab.tokens()[i].clone()).collect();
+    let h_is_identity = h.nrows() == h.ncols() && h == Array2::<f64>::eye(h.nrows());
+    Ok(EmbedReport {
+        text: req.text.clone(),
+        vocab: vocab.tokens().to_vec(),
+        e: table.table().to_owned(),
+        vocab_size: vocab.len(),
+        dim: table.dim(),
+        tokens,
+        ids,
+        one_hot: one_hot_rows,
+        one_hot_products: products,
+        one_hot_times_e_equals_row: equal.iter().all(|&b| b),
+        one_hot_rows_equal: equal,
+        h,
+        h_is_identity,
+        basis_change: basis,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::value::InlineBlocks;
+
+    fn inline(vocab: &[&str], e: Vec<Vec<f64>>) -> BlocksSource {
+        BlocksSource::Inline(InlineBlocks {
+            vocab: Some(vocab.iter().map(|s| s.to_string()).collect()),
+            arrays: [("E".to_string(), e)].into_iter().collect(),
+        })
+    }
+
+    #[test]
+    fn the_course_table_gives_the_identity_for_a_b() {
+        let r = run(&EmbedRequest::default(), &Context::default()).unwrap();
+        assert_eq!(r.ids, vec![0, 1]);
+        assert!(r.h_is_identity && r.one_hot_times_e_equals_row);
+        assert_eq!(r.one_hot_products, vec![vec![1.0, 0.0], vec![0.0, 1.0]]);
+        assert!(r.basis_change.is_none() && r.outcome().holds());
+    }
+
+    #[test]
+    fn inline_blocks_replace_the_table_and_paths_can_be_refused() {
+        let req = EmbedRequest {
+            blocks: Some(inline(&["x", "y"], vec![vec![2.0, 3.0], vec![5.0, 7.0]])),
+            text: "y x".into(),
+            basis_change: true,
+            seed: 1,
+        };
+        let r = run(&req, &Context::default()).unwrap();
+        // One-hot products of 0/1 vectors select rows exactly, so H is E with its rows swapped.
+        assert_eq!(r.h, ndarray::array![[5.0, 7.0], [2.0, 3.0]]);
+        assert!(!r.h_is_identity && r.one_hot_rows_equal.iter().all(|&b| b));
+        let b = r.basis_change.as_ref().unwrap();
+        assert_eq!((b.seed, b.cases[0].interface), (1, Interface::Linear));
+        let no_files = Context {
+            allow_files: false,
+            ..Context::default()
+        };
+        let path = EmbedRequest {
+            blocks: Some(BlocksSource::Path("b.json".into())),
+            ..EmbedRequest::default()
+        };
+        assert!(run(&path, &no_files).is_err());
+        let no_e = EmbedRequest {
+            blocks: Some(BlocksSource::Inline(InlineBlocks {
+                vocab: None,
+                arrays: [("Wq".to_string(), vec![vec![1.0]])].into_iter().collect(),
+            })),
+            ..EmbedRequest::default()
+        };
+        let e = run(&no_e, &Context::default()).unwrap_err();
+        assert!(e.to_string().contains("E"), "{e}");
+    }
+}

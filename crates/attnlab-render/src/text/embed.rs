@@ -1,0 +1,84 @@
+use std::fmt::Write;
+
+use attnlab_core::api::embed::EmbedReport;
+use attnlab_core::present::number::sci;
+use attnlab_core::present::prose::course;
+
+use super::table::{matrix_table, table};
+
+pub fn render(r: &EmbedReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "vocabulary {} (size {}), representation dimension {} — independent of the vocabulary size",
+        course::quoted_list(&r.vocab),
+        r.vocab_size,
+        r.dim
+    );
+    let _ = writeln!(
+        out,
+        "\nembedding table E ({}×{})\n{}",
+        r.vocab_size,
+        r.dim,
+        matrix_table(&r.e, Some(&r.vocab))
+    );
+    let mut t = table(&["token", "label", "one-hot e", "e·E", "E[label]", "equal"]);
+    for (i, (tok, &id)) in r.tokens.iter().zip(&r.ids).enumerate() {
+        t.add_row(vec![
+            tok.clone(),
+            id.to_string(),
+            course::number_list(&r.one_hot[i]),
+            course::number_list(&r.one_hot_products[i]),
+            course::number_list(&r.h.row(i).to_vec()),
+            if r.one_hot_rows_equal[i] {
+                "exactly"
+            } else {
+                "NO"
+            }
+            .to_string(),
+        ]);
+    }
+    let _ = writeln!(out, "\n{t}");
+    let _ = writeln!(
+        out,
+        "\nH = stacked rows for {}{}\n{}",
+        course::quoted(&r.text),
+        if r.h_is_identity {
+            " (the identity matrix)"
+        } else {
+            ""
+        },
+        matrix_table(&r.h, Some(&r.tokens))
+    );
+    if let Some(b) = &r.basis_change {
+        let _ = writeln!(
+            out,
+            "\nbasis change: H → H·S, next linear map W → S⁻¹·W (S random, seed {}; κ∞(S) enters the tolerance)",
+            b.seed
+        );
+        let _ = writeln!(out, "S =\n{}", matrix_table(&b.s, None));
+        let mut t = table(&[
+            "interface",
+            "max |changed − original|",
+            "tolerance",
+            "margin",
+            "output unchanged?",
+        ]);
+        for c in &b.cases {
+            t.add_row(vec![
+                c.interface.name().to_string(),
+                sci(c.max_abs_error),
+                sci(c.tolerance),
+                sci(c.margin),
+                if c.unchanged {
+                    "yes (absorbed)"
+                } else {
+                    "no (not a symmetry)"
+                }
+                .to_string(),
+            ]);
+        }
+        let _ = writeln!(out, "{t}");
+    }
+    out
+}

@@ -1,0 +1,157 @@
+use std::fmt::Write;
+
+use attnlab_core::api::lab::LabReport;
+use attnlab_core::present::number::{sci, sig};
+use attnlab_core::present::prose::{self, course};
+
+use super::table::{matrix_table, matrix_table_with, table};
+
+pub fn render(r: &LabReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "attnlab lab — the practical session (seed 002) and seed 000's exercises, computed now\n"
+    );
+    let s = &r.setup;
+    let a = &r.a_permutation;
+    let rep = &a.check.report;
+    let _ = writeln!(
+        out,
+        "(a) Shuffle the tokens of the course program (np.random.seed({}), n = {}, d = {}) with perm = {}.",
+        s.seed,
+        s.n,
+        s.dim,
+        prose::index_list(&a.perm)
+    );
+    let _ = writeln!(out, "Attn(ΠH):\n{}", matrix_table(&a.out_perm, None));
+    let _ = writeln!(
+        out,
+        "Π Attn(H) (= out[perm]):\n{}",
+        matrix_table(&a.permuted_out, None)
+    );
+    let _ = writeln!(
+        out,
+        "difference, entry by entry:\n{}",
+        matrix_table_with(&a.difference, None, sci)
+    );
+    let _ = writeln!(
+        out,
+        "→ {}\n",
+        course::permutation_verdict(
+            rep.holds,
+            rep.max_abs_error,
+            rep.max_ulps,
+            rep.tolerance,
+            &a.check.diagnosis.explanation
+        )
+    );
+
+    let b = &r.b_scores;
+    let _ = writeln!(
+        out,
+        "(b) Positional contribution to the score of aligned unit vectors vs separation s:"
+    );
+    let per_plane = b
+        .omegas
+        .iter()
+        .map(|o| format!("cos(s·{o})"))
+        .collect::<Vec<_>>()
+        .join("  ");
+    let mut t = table(&[
+        "s".to_string(),
+        format!("cos(s·{})", b.omega),
+        per_plane,
+        format!("mean over {}", course::frequency_set(&b.omegas)),
+    ]);
+    for row in &b.rows {
+        t.add_row(vec![
+            row.separation.to_string(),
+            sig(row.single, 6),
+            row.set
+                .iter()
+                .map(|&v| sig(v, 6))
+                .collect::<Vec<_>>()
+                .join("  "),
+            sig(row.set_mean, 6),
+        ]);
+    }
+    let _ = writeln!(out, "{t}");
+    let _ = writeln!(out, "→ {}\n", course::like_zero(b));
+
+    let _ = writeln!(
+        out,
+        "(c) {}\n",
+        course::first_repeat(&b.omega, &r.c_first_repeat)
+    );
+
+    let d = &r.d_resolution;
+    let _ = writeln!(out, "(d) {}", d.statement);
+    if let Some(cn) = &d.contrast {
+        let _ = writeln!(out, "    Contrast: {}", course::resolution_contrast(cn));
+    }
+
+    let _ = writeln!(
+        out,
+        "\nSeed 000's exercises (all permutations of the course input):"
+    );
+    let mut t = table(&[
+        "exercise",
+        "expected",
+        "measured",
+        "max abs error",
+        "margin",
+        "perms",
+        "confirmed",
+    ]);
+    for e in &r.exercises {
+        t.add_row(vec![
+            e.name.clone(),
+            e.expected.name().to_string(),
+            e.verdict.name().to_string(),
+            sci(e.max_abs_error),
+            sci(e.margin),
+            e.permutations_checked.to_string(),
+            yes_no(e.confirmed).to_string(),
+        ]);
+    }
+    let _ = writeln!(out, "{t}");
+
+    let _ = writeln!(
+        out,
+        "\nSeed 000's reference table, filled in by measurement:"
+    );
+    let mut t = table(&["property", "seed says", "measured", "evidence"]);
+    for c in &r.reference_table {
+        t.add_row(vec![
+            c.plain.clone(),
+            c.seed_status.clone(),
+            c.measured_status.clone(),
+            c.evidence.details.clone(),
+        ]);
+    }
+    let _ = writeln!(out, "{t}");
+
+    let _ = writeln!(out, "\nBeyond the tables:");
+    for f in &r.facts {
+        let _ = writeln!(
+            out,
+            "  [{}] {} ({})",
+            if f.confirmed {
+                "confirmed"
+            } else {
+                "NOT CONFIRMED"
+            },
+            f.statement,
+            f.evidence
+        );
+    }
+    out
+}
+
+fn yes_no(ok: bool) -> &'static str {
+    if ok {
+        "yes"
+    } else {
+        "NO"
+    }
+}
