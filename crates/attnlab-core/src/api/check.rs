@@ -215,7 +215,7 @@ impl LayerCheckReport {
         let col_labels = (0..cols).map(|j| (d.first_col + j).to_string()).collect();
         vec![Chart {
             name: "difference".into(),
-            title: crate::present::prose::difference_title(self.property, &d.perm, self.dtype),
+            title: crate::present::prose::difference_title(self.property, self.dtype),
             kind: ChartKind::Heatmap(Heatmap {
                 values: d.values.clone(),
                 row_labels,
@@ -223,7 +223,7 @@ impl LayerCheckReport {
                 x_label: "output column".into(),
                 y_label: "output position".into(),
                 scale: ColourScale::Diverging { max },
-                scale_note: crate::present::prose::difference_scale_note(max, self.tolerance),
+                scale_note: crate::present::prose::difference_scale_note(max),
                 highlight_rows: Vec::new(),
             }),
         }]

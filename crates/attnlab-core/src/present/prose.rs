@@ -48,6 +48,11 @@ pub fn diagnosis_explanation(conclusion: Conclusion, ratio: f64, eps_ratio: f64)
             sig(ratio, 4),
             sci(eps_ratio)
         ),
+        Conclusion::RoundOff if ratio < 1.0 => format!(
+            "the f32 error is no larger than the f64 error (ratio {}) and the f64 error stays below {} × the f64 tolerance: floating-point round-off (or a layer that computes in f64 whatever its input), not structure",
+            sig(ratio, 4),
+            short(crate::experiment::Diagnosis::STRUCTURE_FACTOR)
+        ),
         Conclusion::RoundOff => format!(
             "the error falls from f32 to f64 by {} (eps ratio {}; ∞ when f64 is exact): it is floating-point round-off, not structure",
             sci(ratio),
@@ -73,32 +78,20 @@ pub fn negative_control_held() -> String {
     "the negative control did not break: f(X + P) with the index signal P = p·1.0 is still symmetric, so f removes a per-row constant (LayerNorm or mean-centring first) or does not depend on its input that way; this check's verdict is no evidence that f would notice such a positional signal".into()
 }
 
-/// The title of a check's difference heat map.
-pub fn difference_title(
-    property: crate::symmetry::Property,
-    perm: &[usize],
-    dtype: crate::Dtype,
-) -> String {
-    format!(
-        "{} − right-hand side, worst permutation {} ({dtype})",
-        match property {
-            crate::symmetry::Property::Invariance => "R(f(ΠX))",
-            crate::symmetry::Property::PrefixInvariance => "f(Π_<t X)[t..]",
-            _ => "f(ΠX)",
-        },
-        index_list(perm)
-    )
+/// The title of a check's difference heat map: left − right-hand side, short enough to share
+/// one line with the scale note.
+pub fn difference_title(property: crate::symmetry::Property, dtype: crate::Dtype) -> String {
+    let sides = match property {
+        crate::symmetry::Property::Invariance => "R(f(ΠH)) − R(f(H))",
+        crate::symmetry::Property::PrefixInvariance => "f(Π_<t H)[t..] − f(H)[t..]",
+        crate::symmetry::Property::WeightEquivariance => "A(ΠH) − Π A(H) Πᵀ",
+        _ => "f(ΠH) − Π f(H)",
+    };
+    format!("{sides}, worst permutation ({dtype})")
 }
 
-/// What the colours of a difference heat map are relative to.
-pub fn difference_scale_note(max: f64, tolerance: f64) -> String {
-    if max > tolerance {
-        format!(
-            "colour saturates at the largest difference {} (tolerance {})",
-            sci(max),
-            sci(tolerance)
-        )
-    } else {
-        format!("colour saturates at the tolerance {}", sci(tolerance))
-    }
+/// What the colours of a difference heat map are relative to: full colour at ± the larger of
+/// the largest difference and the tolerance.
+pub fn difference_scale_note(max: f64) -> String {
+    format!("full colour at ±{}", sci(max))
 }
