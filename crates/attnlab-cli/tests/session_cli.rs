@@ -5,30 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::cargo_bin_cmd;
-use serde_json::Value;
+use serde_json::{json, Value};
 
-/// The answers the seeds give, one per step, at every step's default settings (checkpoints
-/// 1–3 of seed 002, exercises 1–3 and the independent challenge of seed 000, and the rotary
-/// facts: cos(sπ/2) = 1, 0, −1, 0, 1; first repeats 4 (π/2) and 8 (3π/4 = 2π·3/8); common
-/// period of {π/2, π/3} = lcm(4, 6) = 12 < L = 16).
-const RIGHT: &str = r#"
-embedding_dim = "no"
-shuffle_attention = "yes"
-swap_two_tokens = "b"
-readouts = "a"
-rnn_shuffle = "no"
-index_signal = "no"
-causal_equivariance = "no"
-causal_future = "yes"
-causal_prefix = "no"
-rope_scores = [1, 0, -1, 0, 1]
-rope_repeat_half_pi = 4
-rope_repeat_chosen = 8
-rope_resolve = 12
-values_rotated = "no"
-challenge = "b"
-"#;
+mod common;
+
+/// The answers the seeds give, one per step, at every step's default settings (see the file).
+const RIGHT: &str = include_str!("data/session_right.toml");
 
 const STEPS: usize = 15;
 
@@ -39,16 +21,7 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 fn session(args: &[&str]) -> (i32, String, String) {
-    let out = cargo_bin_cmd!("attnlab")
-        .arg("session")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
+    common::run_text(&[&["session"], args].concat())
 }
 
 fn json(stdout: &str) -> Value {
@@ -123,8 +96,8 @@ fn wrong_answers_are_each_explained() {
         text.insert(k, serde_json::to_value(v).unwrap());
     }
     text.insert("swap_two_tokens".into(), "a".into()); // "rows stay fixed"
-    text.insert("rope_repeat_chosen".into(), serde_json::json!(3)); // 2π/ω = 8/3 rounded
-    text.insert("values_rotated".into(), serde_json::json!(true));
+    text.insert("rope_repeat_chosen".into(), json!(3)); // 2π/ω = 8/3 rounded
+    text.insert("values_rotated".into(), json!(true));
     let answers = write(dir.path(), "wrong.json", &Value::Object(text).to_string());
     let state = dir.path().join("s.json");
     let args = [
@@ -199,10 +172,10 @@ scale = 0
     let v = json(&out);
     // Not every step had an answer: the run stops at the first one without, keeping progress.
     assert_eq!(v["complete"], false);
-    assert!(v["paused"]
-        .as_str()
-        .unwrap()
-        .contains("no answer for step embedding_dim"));
+    assert_eq!(
+        v["paused"],
+        json!({"reason": "no_answer", "step": "embedding_dim"})
+    );
     assert_eq!(v["score"]["answered"], 0);
     assert!(!err.contains("── Step"), "{err}");
     // Supplying the rest runs everything; the overridden steps were graded at their settings.
@@ -297,7 +270,7 @@ fn progress_resumes_from_the_state_file() {
 fn the_default_state_file_lives_under_xdg_state_home() {
     let dir = tempfile::tempdir().unwrap();
     let answers = write(dir.path(), "a.toml", "embedding_dim = \"no\"\n");
-    let out = cargo_bin_cmd!("attnlab")
+    let out = common::attnlab()
         .args(["session", "--answers", answers.to_str().unwrap()])
         .env("XDG_STATE_HOME", dir.path())
         .output()
@@ -349,21 +322,37 @@ fn bad_answers_files_exit_2_naming_the_step_and_the_form() {
     ];
     for (name, text, needles) in cases {
         let p = write(dir.path(), name, text);
-        let (code, out, err) = session(&[
-            "--answers",
-            p.to_str().unwrap(),
-            "--state",
-            state.to_str().unwrap(),
-        ]);
-        assert_eq!(code, 2, "{name}: {err}");
-        assert!(out.is_empty(), "{name}: nothing on stdout, got {out}");
-        assert_eq!(err.lines().count(), 1, "{name}: one line: {err}");
-        assert!(err.starts_with("error: "), "{name}: {err}");
-        for n in needles {
-            assert!(err.contains(n), "{name}: {n:?} not in {err}");
-        }
+        common::bad(
+            &[
+                "session",
+                "--answers",
+                p.to_str().unwrap(),
+                "--state",
+                state.to_str().unwrap(),
+            ],
+            &needles,
+        );
         assert!(!state.exists(), "{name}: nothing ran, no progress written");
     }
+    // With --reset too, a bad answers file leaves the saved progress alone.
+    let kept = write(
+        dir.path(),
+        "kept.json",
+        include_str!("data/session_state_v1_partial.json"),
+    );
+    let bad_file = write(dir.path(), "bad.toml", "embedding_dim = \"maybe\"\n");
+    let (code, _, _) = session(&[
+        "--answers",
+        bad_file.to_str().unwrap(),
+        "--state",
+        kept.to_str().unwrap(),
+        "--reset",
+    ]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        std::fs::read_to_string(&kept).unwrap(),
+        include_str!("data/session_state_v1_partial.json")
+    );
     let (code, _, err) = session(&[
         "--answers",
         dir.path().join("missing.toml").to_str().unwrap(),
@@ -549,7 +538,7 @@ fn list_shows_every_step_with_its_form_and_settings() {
 fn piped_input_with_json_keeps_stdout_for_the_report() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("s.json");
-    let out = cargo_bin_cmd!("attnlab")
+    let out = common::attnlab()
         .args(["session", "--json", "--state", state.to_str().unwrap()])
         .write_stdin("no\n\n")
         .output()
@@ -557,8 +546,63 @@ fn piped_input_with_json_keeps_stdout_for_the_report() {
     assert_eq!(out.status.code(), Some(0));
     let v = json(&String::from_utf8_lossy(&out.stdout));
     assert_eq!(v["complete"], false);
-    assert_eq!(v["paused"], "input ended");
+    assert_eq!(v["paused"], json!({"reason": "input_ended"}));
     assert_eq!(v["score"]["answered"], 1);
-    assert!(v["resume"].as_str().unwrap().contains("--state"));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("your prediction"));
+    assert_eq!(v["graded_now"], json!(["embedding_dim"]));
+    // How to resume is narration (the command line is the CLI's), on stderr with the prompts.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("your prediction"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "Resume with: attnlab session --state {}",
+            state.display()
+        )),
+        "{err}"
+    );
+}
+
+/// A state file written by the version before the evidence was typed (its evidence is text):
+/// it resumes, keeps its records as they were, and the run adds typed records beside them.
+#[test]
+fn state_files_of_the_previous_version_keep_working() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.json");
+    let old = include_str!("data/session_state_v1_partial.json");
+    std::fs::write(&state, old).unwrap();
+    let answers = write(dir.path(), "right.toml", RIGHT);
+    let (code, out, err) = session(&[
+        "--answers",
+        answers.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v = json(&out);
+    assert!(err.contains("Resuming: 3 of 15 steps done."), "{err}");
+    assert_eq!(v["graded_now"].as_array().unwrap().len(), STEPS - 3);
+    assert_eq!(v["score"]["correct"], STEPS - 1);
+    // The old records are reported as they were saved: evidence as label/value text.
+    let old: Value = serde_json::from_str(old).unwrap();
+    for (i, r) in old["records"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(&v["steps"][i], r);
+    }
+    assert!(v["steps"][0]["evidence"][0]["value"].is_string());
+    // The new ones are typed.
+    let scores = &v["steps"][9]["evidence"][1];
+    assert_eq!(scores["kind"], "angle");
+    assert!(scores["score"].as_f64().unwrap().abs() < 1e-15);
+    // The saved file loads again and keeps both kinds of record.
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(saved["version"], 1);
+    assert_eq!(saved["records"][0], old["records"][0]);
+    let (code, out, _) = session(&["--state", state.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Score: 14/15"), "{out}");
+    assert!(out.contains("swap_two_tokens     ┆ c"), "{out}");
+    // A complete old session shows its summary.
+    std::fs::write(&state, include_str!("data/session_state_v1_complete.json")).unwrap();
+    let (code, out, _) = session(&["--state", state.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Score: 4/15 predictions right."), "{out}");
 }

@@ -83,3 +83,46 @@ snapshot!(embed_default, 0, ["embed"]);
 snapshot!(embed_basis_change, 0, ["embed", "--basis-change"]);
 snapshot!(predict_default, 0, ["predict"]);
 snapshot!(predict_b_a, 0, ["predict", "--text", "B A ."]);
+snapshot!(session_list, 0, ["session", "--list"]);
+
+/// A scripted session from an answers file in `tests/data/`, from a fresh state: snapshots
+/// `<name>_text` (stdout) and `<name>_json` (the report); the temporary paths read `<STATE>` and
+/// `<ANSWERS>`.
+fn session_snapshot(name: &str, answers: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.json");
+    let state = state.to_str().unwrap();
+    let answers = format!("{}/tests/data/{answers}", env!("CARGO_MANIFEST_DIR"));
+    let args = [
+        "session",
+        "--answers",
+        &answers,
+        "--state",
+        state,
+        "--reset",
+    ];
+    let redact = |s: &str| s.replace(state, "<STATE>").replace(&answers, "<ANSWERS>");
+    let (code, text, err) = common::run_text(&args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    common::assert_no_internals(name, &text);
+    insta::assert_snapshot!(format!("{name}_text"), redact(&text));
+    let json_args = [&args[..], &["--json"]].concat();
+    let (code, json, err) = common::run_text(&json_args);
+    assert_eq!(code, 0, "{json_args:?}: {err}");
+    let value: serde_json::Value =
+        serde_json::from_str(&json).expect("--json prints one JSON document");
+    insta::assert_snapshot!(
+        format!("{name}_json"),
+        redact(&serde_json::to_string_pretty(&value).unwrap())
+    );
+}
+
+#[test]
+fn session_right_answers() {
+    session_snapshot("session_right_answers", "session_right.toml");
+}
+
+#[test]
+fn session_wrong_answers() {
+    session_snapshot("session_wrong_answers", "session_wrong.json");
+}

@@ -93,18 +93,6 @@ pub struct Control {
     pub ok: bool,
 }
 
-crate::choice! {
-    /// What the f32/f64 comparison concluded about a check's error.
-    pub enum Conclusion("diagnosis") {
-        /// Both precisions give exactly the same result: no arithmetic was reordered.
-        Exact = "exact",
-        /// The error falls with the precision: floating-point round-off.
-        RoundOff = "round-off",
-        /// The error does not fall with the precision: the layer is not symmetric.
-        Structural = "structural",
-    }
-}
-
 /// Is the measured error round-off or structure? The same check in f32 and f64: round-off falls
 /// by about eps32/eps64 ≈ 5.4e8 from f32 to f64; a structural asymmetry does not fall.
 #[derive(Debug, Clone, Serialize)]
@@ -117,7 +105,7 @@ pub struct Diagnosis {
     pub ratio: f64,
     /// eps32 / eps64, the ratio round-off would show.
     pub eps_ratio: f64,
-    /// Exact, round-off or structural.
+    /// Round-off, structural, or exact (both errors 0).
     pub conclusion: Conclusion,
     /// One sentence saying why.
     pub explanation: String,
@@ -158,7 +146,7 @@ impl Diagnosis {
             ratio,
             eps_ratio,
             conclusion,
-            explanation: crate::present::prose::diagnosis_explanation(conclusion, ratio, eps_ratio),
+            explanation: crate::present::prose::diagnosis(conclusion, ratio, eps_ratio),
         }
     }
 }
@@ -199,6 +187,18 @@ pub fn non_identity(perms: &[Permutation], n: usize) -> Result<Vec<Permutation>>
         Permutation::random(n, 1, 1, true)
     } else {
         Ok(non_id)
+    }
+}
+
+crate::choice! {
+    /// What the f32/f64 comparison concludes about a measured error.
+    pub enum Conclusion("conclusion") {
+        /// The error falls by about eps32/eps64: floating-point round-off.
+        RoundOff = "round-off",
+        /// The error does not fall with precision: the layer is not symmetric.
+        Structural = "structural",
+        /// Both precisions give identical results (error exactly 0).
+        Exact = "exact",
     }
 }
 

@@ -1,15 +1,19 @@
-//! `attnlab session`: the prediction-first practical. Prompts (or reads an answers file), calls
-//! `attnlab_core::session` for every computation, renders, and keeps progress in a state file.
+//! `attnlab session`: the prediction-first practical. Scripted runs (`--answers FILE`) and
+//! `--list` are core requests (`api::session`); the interactive mode prompts on the terminal and
+//! runs each step through the same engine (`attnlab_core::session::Session`). This file reads
+//! and writes the state file, prompts, and prints what `attnlab_render::text::session` renders.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
-use attnlab_core::session::{steps, AnswerKind, AnswerSheet, State, Step, StepRecord};
-use comfy_table::ContentArrangement;
-use serde_json::json;
+use attnlab_core::api::session::{Pause, RunReport, SessionReport, SessionRequest};
+use attnlab_core::api::{Report, Request};
+use attnlab_core::present::text::shorten;
+use attnlab_core::session::{AnswerSheet, Session, State, StepRecord};
+use attnlab_render::text::session as render;
 
-use super::output::{print_json, table};
+use super::exec::{emit, run_with_progress, stdout_error, Show};
 use super::Outcome;
 
 /// Options of `attnlab session`.
@@ -58,23 +62,20 @@ struct Narrator {
 }
 
 impl Narrator {
-    fn out(&self) -> Box<dyn Write> {
+    fn print(&self, text: &str) -> anyhow::Result<()> {
         if self.json {
-            Box::new(std::io::stderr())
+            let mut e = std::io::stderr().lock();
+            e.write_all(text.as_bytes())?;
+            e.flush()?;
         } else {
-            Box::new(std::io::stdout())
+            let mut o = std::io::stdout().lock();
+            o.write_all(text.as_bytes()).map_err(stdout_error)?;
+            o.flush().map_err(stdout_error)?;
         }
-    }
-    fn say(&self, text: &str) -> anyhow::Result<()> {
-        let mut o = self.out();
-        writeln!(o, "{text}")?;
         Ok(())
     }
-    fn prompt(&self, text: &str) -> anyhow::Result<()> {
-        let mut o = self.out();
-        write!(o, "{text}")?;
-        o.flush()?;
-        Ok(())
+    fn say(&self, line: &str) -> anyhow::Result<()> {
+        self.print(&format!("{line}\n"))
     }
 }
 
@@ -91,74 +92,21 @@ fn read_line(input: &mut dyn BufRead) -> anyhow::Result<Option<String>> {
     Ok(Some(t))
 }
 
-fn header(n: &Narrator, i: usize, total: usize, step: &Step) -> anyhow::Result<()> {
-    n.say(&format!(
-        "\n── Step {}/{total} · {} — {}",
-        i + 1,
-        step.id,
-        step.title
-    ))?;
-    n.say(&format!("   varied: {}", step.varied))?;
-    n.say(&format!("   held fixed: {}", step.fixed))
-}
-
-fn show_question(n: &Narrator, question: &str, kind: &AnswerKind) -> anyhow::Result<()> {
-    n.say(&format!("   Q: {question}"))?;
-    show_form(n, kind)
-}
-
-fn show_form(n: &Narrator, kind: &AnswerKind) -> anyhow::Result<()> {
-    if let AnswerKind::Choice { options } = kind {
-        for o in options {
-            n.say(&format!("      {}) {}", o.key, o.text))?;
-        }
-    }
-    n.say(&format!("   answer with {}", kind.form()))
-}
-
-fn show_record(n: &Narrator, r: &StepRecord) -> anyhow::Result<()> {
-    let mut t = table(&["your prediction", "computed result", "right?"]);
-    // Short cells: never squeeze them to a terminal width (a pty may report 0 columns).
-    t.set_content_arrangement(ContentArrangement::Disabled);
-    t.add_row(vec![
-        r.prediction.to_string(),
-        r.result.to_string(),
-        if r.correct { "yes".into() } else { "NO".into() },
-    ]);
-    n.say(&t.to_string())?;
-    n.say(&format!("   ({})", r.grading))?;
-    for e in &r.evidence {
-        n.say(&format!("   · {}: {}", e.label, e.value))?;
-    }
-    if r.hint_used {
-        n.say("   (you used the hint)")?;
-    }
-    if let Some(reason) = &r.reason {
-        n.say(&format!("   your reason: {reason}"))?;
-    }
-    if r.correct {
-        n.say(&format!("   why: {}", r.explanation))
-    } else {
-        n.say(&format!(
-            "   missed: you predicted {}, the computation gives {}. Why: {}",
-            r.prediction, r.result, r.explanation
-        ))
-    }
-}
-
-/// Runs one step at the terminal; `None` when input ended (progress so far is kept).
+/// Runs step `i` at the terminal; `None` when input ended (progress so far is kept).
 fn interactive_step(
     n: &Narrator,
     input: &mut dyn BufRead,
-    step: &Step,
+    session: &Session,
+    i: usize,
 ) -> anyhow::Result<Option<StepRecord>> {
+    let step = session.step(i)?;
     // The question first (with the defaults), so the student knows what a setting is for.
-    let defaults = step.settings(&BTreeMap::new())?;
-    n.say(&format!("   Q: {}", step.question(&defaults)?))?;
+    let defaults = session.describe(i, &BTreeMap::new())?;
+    n.print(&render::question(&defaults.question))?;
     let mut overrides = BTreeMap::new();
     for p in &step.params {
         loop {
-            n.prompt(&format!(
+            n.print(&format!(
                 "   set {} — {} [{}] (Enter keeps it): ",
                 p.name, p.what, p.default
             ))?;
@@ -177,44 +125,44 @@ fn interactive_step(
             }
         }
     }
-    let settings = step.settings(&overrides)?;
-    let kind = step.answer_kind(&settings)?;
-    if settings != defaults {
-        n.say(&format!(
-            "   Q (your settings): {}",
-            step.question(&settings)?
-        ))?;
+    let info = session.describe(i, &overrides)?;
+    if step.settings(&overrides)? != step.settings(&BTreeMap::new())? {
+        n.say(&format!("   Q (your settings): {}", info.question))?;
     }
-    show_form(n, &kind)?;
+    n.print(&render::answer_form(&info.answer_kind))?;
     let mut hint_used = false;
-    let prediction = loop {
-        n.prompt("   your prediction (? for a hint): ")?;
+    let answer = loop {
+        n.print("   your prediction (? for a hint): ")?;
         let Some(line) = read_line(input)? else {
             return Ok(None);
         };
         if line == "?" || line.eq_ignore_ascii_case("hint") {
             hint_used = true;
-            n.say(&format!("   hint: {}", step.hint))?;
+            n.say(&format!("   hint: {}", info.hint))?;
             continue;
         }
-        match kind.parse(&line) {
-            Ok(a) => break a,
+        match info.answer_kind.parse(&line) {
+            Ok(_) => break line,
             Err(_) => n.say(&format!(
-                "   not understood: {line:?}; accepted: {}",
-                kind.form()
+                "   not understood: \"{}\"; accepted: {}",
+                shorten(&line),
+                info.answer_form
             ))?,
         }
     };
-    n.prompt("   your reason, in a few words (optional, Enter skips): ")?;
+    n.print("   your reason, in a few words (optional, Enter skips): ")?;
     let Some(reason) = read_line(input)? else {
         return Ok(None);
     };
-    let mut record = step.evaluate(&settings, &prediction)?;
-    record.reason = Some(reason).filter(|r| !r.is_empty());
-    record.hint_used = hint_used;
-    Ok(Some(record))
+    let entry = attnlab_core::session::ScriptedAnswer {
+        answer,
+        settings: overrides,
+        reason: Some(reason).filter(|r| !r.is_empty()),
+    };
+    Ok(Some(session.grade(i, &entry, hint_used)?))
 }
 
+/// The command that continues this session.
 fn resume_command(path: &Path, answers: Option<&Path>) -> String {
     let mut c = format!("attnlab session --state {}", path.display());
     if let Some(a) = answers {
@@ -223,190 +171,146 @@ fn resume_command(path: &Path, answers: Option<&Path>) -> String {
     c
 }
 
-/// `--list`: every step with its question (at the defaults), answer form and settings.
-fn list(all: &[Step], as_json: bool) -> anyhow::Result<Outcome> {
-    let mut rows = Vec::new();
-    for s in all {
-        let defaults = s.settings(&BTreeMap::new())?;
-        let kind = s.answer_kind(&defaults)?;
-        rows.push(json!({
-            "id": s.id,
-            "title": s.title,
-            "varied": s.varied,
-            "fixed": s.fixed,
-            "question": s.question(&defaults)?,
-            "answer_form": kind.form(),
-            "answer_kind": kind,
-            "settings": s.params.iter().map(|p| json!({
-                "name": p.name, "what": p.what, "default": p.default, "form": p.form(),
-            })).collect::<Vec<_>>(),
-        }));
+/// Where the progress is, and how to continue or start over.
+fn progress_note(r: &RunReport, path: &Path, answers: Option<&Path>) -> String {
+    if r.complete {
+        format!(
+            "Progress is in {}; run with --reset to start over.\n",
+            path.display()
+        )
+    } else {
+        format!(
+            "Progress saved in {}.\nResume with: {}\n",
+            path.display(),
+            resume_command(path, answers)
+        )
     }
-    if as_json {
-        print_json(&json!({ "steps": rows }))?;
-        return Ok(Outcome::Holds);
+}
+
+/// Forgets the saved progress.
+fn remove_state(path: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(attnlab_core::Error::write_source(path, e).into()),
     }
-    let mut t = table(&["step id", "answer with", "settings (default)"]);
-    for s in all {
-        let defaults = s.settings(&BTreeMap::new())?;
-        let settings: Vec<String> = s
-            .params
-            .iter()
-            .map(|p| format!("{} ({})", p.name, p.default))
-            .collect();
-        t.add_row(vec![
-            s.id.to_string(),
-            s.answer_kind(&defaults)?.form(),
-            if settings.is_empty() {
-                "—".into()
-            } else {
-                settings.join(", ")
-            },
-        ]);
-    }
-    println!("{t}");
-    Ok(Outcome::Holds)
 }
 
 pub fn run(args: SessionArgs) -> anyhow::Result<Outcome> {
-    let all = steps();
+    let show = Show {
+        json: args.json,
+        plot_dir: None,
+    };
     if args.list {
-        return list(&all, args.json);
+        let request = Request::Session(SessionRequest {
+            list: true,
+            ..Default::default()
+        });
+        emit(&run_with_progress(&request)?, &show)?;
+        return Ok(Outcome::Holds);
     }
     let state_path = args.state.clone().unwrap_or_else(default_state_path);
-    // A bad answers file is reported before anything runs or any progress changes.
-    let prepared = match &args.answers {
-        Some(p) => Some(AnswerSheet::load(p)?.prepare(&all)?),
-        None => None,
-    };
-    if args.reset {
-        match std::fs::remove_file(&state_path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => anyhow::bail!("cannot reset {}: {e}", state_path.display()),
-        }
-    }
-    let mut state = State::load(&state_path)?;
     let n = Narrator { json: args.json };
-    let already = state.score(&all).answered;
-    if already == 0 {
-        n.say("Prediction first: for each step, say what you expect before it is computed.")?;
-        if prepared.is_none() {
-            n.say(
-                "Press Enter to keep a default, ? for a hint; Ctrl-D (or quit) stops and keeps your progress.",
-            )?;
-        }
-    } else if already < all.len() {
-        n.say(&format!(
-            "Resuming: {already} of {} steps done (progress in {}).",
-            all.len(),
-            state_path.display()
-        ))?;
+    match &args.answers {
+        Some(path) => scripted(&args, path, &state_path, &n, &show),
+        None => interactive(&args, &state_path, &n, &show),
+    }
+}
+
+/// `--answers FILE`: one core request; the saved progress is updated only when it succeeds
+/// (a bad answers file changes nothing, even with `--reset`).
+fn scripted(
+    args: &SessionArgs,
+    answers: &Path,
+    state_path: &Path,
+    n: &Narrator,
+    show: &Show,
+) -> anyhow::Result<Outcome> {
+    let sheet = AnswerSheet::load(answers)?;
+    let mut state = if args.reset {
+        State::default()
+    } else {
+        State::load(state_path)?
+    };
+    let request = Request::Session(SessionRequest {
+        answers: Some(sheet),
+        list: false,
+        state: Some(state.clone()),
+    });
+    let report = run_with_progress(&request)?;
+    let Report::Session(boxed) = &report else {
+        anyhow::bail!("the session request returned another report");
+    };
+    let SessionReport::Run(r) = boxed.as_ref() else {
+        anyhow::bail!("the session run returned the step list");
+    };
+    r.update(&mut state);
+    state.save(state_path)?;
+    if args.json {
+        n.print(&render::narration(r))?;
+        emit(&report, show)?;
+    } else {
+        emit(&report, show)?;
+        n.print(&progress_note(r, state_path, Some(answers)))?;
+    }
+    Ok(report.outcome())
+}
+
+/// The prompts: each unfinished step in order, saving after each; Ctrl-D or `quit` stops.
+fn interactive(
+    args: &SessionArgs,
+    state_path: &Path,
+    n: &Narrator,
+    show: &Show,
+) -> anyhow::Result<Outcome> {
+    if args.reset {
+        remove_state(state_path)?;
+    }
+    let mut state = State::load(state_path)?;
+    let session = Session::course();
+    let done_before = session.score(&state).answered;
+    if let Some(line) = attnlab_core::present::prose::session::intro(done_before, session.len()) {
+        n.say(&line)?;
+    }
+    if done_before == 0 {
+        n.say("Press Enter to keep a default, ? for a hint; Ctrl-D (or quit) stops and keeps your progress.")?;
     }
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
-    let mut paused: Option<String> = None;
-    for (i, step) in all.iter().enumerate() {
-        if state.done(step.id) {
+    let mut graded_now = Vec::new();
+    let mut paused = None;
+    for i in 0..session.len() {
+        let id = session.step(i)?.id;
+        if state.done(id) {
             continue;
         }
-        let record = match &prepared {
-            Some(map) => {
-                let Some(p) = map.get(step.id) else {
-                    paused = Some(format!(
-                        "the answers file has no answer for step {}",
-                        step.id
-                    ));
-                    break;
-                };
-                header(&n, i, all.len(), step)?;
-                let kind = step.answer_kind(&p.settings)?;
-                if !p.settings.0.is_empty() {
-                    let s: Vec<String> = p
-                        .settings
-                        .0
-                        .iter()
-                        .map(|(k, v)| format!("{k} = {v}"))
-                        .collect();
-                    n.say(&format!("   settings: {}", s.join(", ")))?;
-                }
-                show_question(&n, &step.question(&p.settings)?, &kind)?;
-                let mut record = step.evaluate(&p.settings, &p.prediction)?;
-                record.reason = p.reason.clone();
-                record
-            }
-            None => {
-                header(&n, i, all.len(), step)?;
-                match interactive_step(&n, &mut input, step)? {
-                    Some(r) => r,
-                    None => {
-                        paused = Some("input ended".into());
-                        break;
-                    }
-                }
-            }
+        n.print(&render::step_header(
+            i,
+            session.len(),
+            &session.describe(i, &BTreeMap::new())?,
+        ))?;
+        let Some(record) = interactive_step(n, &mut input, &session, i)? else {
+            paused = Some(Pause::InputEnded);
+            break;
         };
-        show_record(&n, &record)?;
+        n.print(&render::record(&record))?;
         state.record(record);
-        state.save(&state_path)?;
+        state.save(state_path)?;
+        graded_now.push(id.to_string());
     }
-    let score = state.score(&all);
-    let complete = score.answered == all.len();
-    let resume = resume_command(&state_path, args.answers.as_deref());
+    let r = RunReport::new(&session, &state, graded_now, paused);
     if args.json {
-        let records: Vec<&StepRecord> = all
-            .iter()
-            .filter_map(|s| state.records.iter().find(|r| r.id == s.id))
-            .collect();
-        print_json(&json!({
-            "complete": complete,
-            "score": score,
-            "full_marks": complete && score.correct == score.total,
-            "paused": paused,
-            "state_file": state_path.display().to_string(),
-            "resume": if complete { None } else { Some(&resume) },
-            "steps": records,
-        }))?;
-        return Ok(Outcome::Holds);
-    }
-    if complete {
-        let mut t = table(&["step", "your prediction", "computed result", "right?"]);
-        t.set_content_arrangement(ContentArrangement::Disabled);
-        for s in &all {
-            if let Some(r) = state.records.iter().find(|r| r.id == s.id) {
-                t.add_row(vec![
-                    r.id.clone(),
-                    r.prediction.to_string(),
-                    r.result.to_string(),
-                    if r.correct { "yes".into() } else { "NO".into() },
-                ]);
-            }
+        if !r.complete {
+            // After the prompt the input ended at.
+            n.say(&format!(
+                "\nResume with: {}",
+                resume_command(state_path, None)
+            ))?;
         }
-        println!("\n{t}");
-        println!(
-            "Score: {}/{} predictions right{}",
-            score.correct,
-            score.total,
-            if score.correct == score.total {
-                " — full marks."
-            } else {
-                "."
-            }
-        );
-        println!(
-            "Progress is in {}; run with --reset to start over.",
-            state_path.display()
-        );
+        emit(&Report::Session(Box::new(SessionReport::Run(r))), show)?;
     } else {
-        println!(
-            "\nSession paused ({}) after {} of {} steps; score so far {}/{}. Progress saved in {}.\nResume with: {resume}",
-            paused.as_deref().unwrap_or("stopped"),
-            score.answered,
-            score.total,
-            score.correct,
-            score.answered,
-            state_path.display()
-        );
+        n.print(&render::summary(&r))?;
+        n.print(&progress_note(&r, state_path, None))?;
     }
     Ok(Outcome::Holds)
 }

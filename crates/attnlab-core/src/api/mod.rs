@@ -24,6 +24,7 @@ pub mod equivariance;
 pub mod lab;
 pub mod layer_input;
 pub mod predict;
+pub mod session;
 pub mod value;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -118,6 +119,8 @@ pub enum Request {
     Embed(embed::EmbedRequest),
     /// `attnlab predict`.
     Predict(predict::PredictRequest),
+    /// `attnlab session` (scripted, or the step list).
+    Session(session::SessionRequest),
 }
 
 /// One report, for any command; serialises as the command's own report (no wrapper).
@@ -136,6 +139,8 @@ pub enum Report {
     Embed(Box<embed::EmbedReport>),
     /// `attnlab predict`.
     Predict(Box<predict::PredictReport>),
+    /// `attnlab session`.
+    Session(Box<session::SessionReport>),
 }
 
 /// The command names, as the CLI spells them (`rope audit` is `rope/audit` in URLs).
@@ -146,6 +151,7 @@ pub const COMMANDS: &[&str] = &[
     "claims",
     "embed",
     "predict",
+    "session",
 ];
 
 impl Request {
@@ -158,6 +164,7 @@ impl Request {
             Request::Claims(_) => "claims",
             Request::Embed(_) => "embed",
             Request::Predict(_) => "predict",
+            Request::Session(_) => "session",
         }
     }
 
@@ -205,6 +212,7 @@ impl Request {
             "claims" => Request::Claims(typed(command, body)?),
             "embed" => Request::Embed(typed(command, body)?),
             "predict" => Request::Predict(typed(command, body)?),
+            "session" => Request::Session(typed(command, body)?),
             other => {
                 return Err(Error::invalid(
                     "command",
@@ -226,6 +234,7 @@ impl Report {
             Report::Claims(r) => r.outcome(),
             Report::Embed(r) => r.outcome(),
             Report::Predict(r) => r.outcome(),
+            Report::Session(r) => r.outcome(),
         }
     }
 
@@ -238,6 +247,7 @@ impl Report {
             Report::Claims(r) => r.charts(),
             Report::Embed(r) => r.charts(),
             Report::Predict(r) => r.charts(),
+            Report::Session(r) => r.charts(),
         }
     }
 }
@@ -262,5 +272,6 @@ pub fn run_with(request: &Request, ctx: &Context) -> Result<Report> {
         Request::Claims(r) => Report::Claims(Box::new(claims::run(r, ctx)?)),
         Request::Embed(r) => Report::Embed(Box::new(embed::run(r, ctx)?)),
         Request::Predict(r) => Report::Predict(Box::new(predict::run(r, ctx)?)),
+        Request::Session(r) => Report::Session(Box::new(session::run(r, ctx)?)),
     })
 }

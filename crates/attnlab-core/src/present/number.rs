@@ -16,6 +16,11 @@ pub enum Style {
     /// Always scientific with this many significant digits (errors, tolerances, margins), so a
     /// column of errors lines up: `4.441e-16`.
     Scientific(u8),
+    /// Rounded to this many decimal places, trailing zeros dropped (`1.570796`, `0.5`, `-1`):
+    /// values read against an absolute tolerance, such as a prediction graded to ±0.01, where
+    /// anything below half a unit in the last place shows as `0`. Scientific from 10⁹ up, like
+    /// the other styles.
+    Decimals(u8),
 }
 
 /// Formats `x` in `style`.
@@ -32,6 +37,9 @@ pub enum Style {
 /// assert_eq!(format(f64::INFINITY, Style::Shortest), "inf");
 /// assert_eq!(format(-0.0594039, Style::Fixed(6)), "-0.059404");
 /// assert_eq!(format(0.5, Style::Fixed(6)), "0.500000");
+/// assert_eq!(format(std::f64::consts::FRAC_PI_2, Style::Decimals(6)), "1.570796");
+/// assert_eq!(format(6.123233995736766e-17, Style::Decimals(6)), "0");
+/// assert_eq!(format(-1e-9, Style::Decimals(6)), "0");
 /// ```
 pub fn format(x: f64, style: Style) -> String {
     if x.is_nan() {
@@ -85,6 +93,17 @@ pub fn format(x: f64, style: Style) -> String {
                 trim(format!("{mantissa:.*}", usize::from(d.max(1)) - 1))
             )
         }
+        Style::Decimals(d) => {
+            if x.abs() >= 1e9 {
+                return format(x, Style::Shortest);
+            }
+            let s = trim(format!("{:.*}", usize::from(d), x));
+            if s == "-0" {
+                "0".into()
+            } else {
+                s
+            }
+        }
     }
 }
 
@@ -111,6 +130,11 @@ pub fn short(x: f64) -> String {
 /// Shorthand for [`Style::Significant`].
 pub fn sig(x: f64, digits: u8) -> String {
     format(x, Style::Significant(digits))
+}
+
+/// Shorthand for [`Style::Decimals`].
+pub fn decimals(x: f64, places: u8) -> String {
+    format(x, Style::Decimals(places))
 }
 
 /// Shorthand for [`Style::Scientific`] with 4 significant digits (errors and tolerances).
@@ -144,6 +168,11 @@ mod tests {
         assert_eq!(sig(123.456, 6), "123.456");
         assert_eq!(sig(1e9, 3), "1e9");
         assert_eq!(sci(5.440e-14), "5.44e-14");
+        assert_eq!(decimals(-0.5794, 2), "-0.58");
+        assert_eq!(decimals(2.0 / 3.0, 6), "0.666667");
+        assert_eq!(decimals(12.0, 6), "12");
+        assert_eq!(decimals(-0.0000004, 6), "0");
+        assert_eq!(decimals(2.5e12, 6), "2.5e12");
     }
 
     #[test]

@@ -3,9 +3,9 @@
 //! The course commands' sentences are in [`course`].
 
 pub mod course;
+pub mod session;
 
-use super::number::{sci, short, sig};
-use crate::experiment::Conclusion;
+use super::number::{sci, short};
 
 /// The tolerance derivation of a symmetry check: `k·eps·(n+d)·max|f(H)| = … = value (why)`.
 pub fn tolerance_derivation(
@@ -38,29 +38,28 @@ pub fn index_list(items: &[usize]) -> String {
     format!("[{}]", inner.join(", "))
 }
 
-/// Why the f32/f64 comparison concluded what it did (`ratio` = f32 error / f64 error,
-/// `eps_ratio` = eps32 / eps64).
-pub fn diagnosis_explanation(conclusion: Conclusion, ratio: f64, eps_ratio: f64) -> String {
+/// The round-off-or-structure sentence of a symmetry check's f32/f64 diagnosis.
+pub fn diagnosis(conclusion: crate::experiment::Conclusion, ratio: f64, eps_ratio: f64) -> String {
+    use crate::experiment::Conclusion;
     match conclusion {
         Conclusion::Exact => "both precisions give identical results: the transformation reorders no arithmetic at all".into(),
         Conclusion::Structural => format!(
             "the error barely changes from f32 to f64 (ratio {}, round-off would give ≈{}): the layer is not symmetric",
-            sig(ratio, 4),
-            sci(eps_ratio)
+            super::number::sig(ratio, 4),
+            super::number::format(eps_ratio, super::number::Style::Scientific(3))
         ),
         Conclusion::RoundOff if ratio < 1.0 => format!(
             "the f32 error is no larger than the f64 error (ratio {}) and the f64 error stays below {} × the f64 tolerance: floating-point round-off (or a layer that computes in f64 whatever its input), not structure",
-            sig(ratio, 4),
-            short(crate::experiment::Diagnosis::STRUCTURE_FACTOR)
+            super::number::sig(ratio, 4),
+            super::number::short(crate::experiment::Diagnosis::STRUCTURE_FACTOR)
         ),
         Conclusion::RoundOff => format!(
             "the error falls from f32 to f64 by {} (eps ratio {}; ∞ when f64 is exact): it is floating-point round-off, not structure",
-            sci(ratio),
-            sci(eps_ratio)
+            super::number::sig(ratio, 4),
+            super::number::format(eps_ratio, super::number::Style::Scientific(3))
         ),
     }
 }
-
 /// Why a caller's layer has no f32/f64 diagnosis: it failed on the `other` precision's copy of X.
 pub fn diagnosis_unavailable(other: crate::Dtype, error: &crate::Error) -> String {
     let name = match other {

@@ -9,6 +9,7 @@ mod embed;
 mod equivariance;
 mod lab;
 mod predict;
+pub mod session;
 mod table;
 
 pub use table::{matrix_table, matrix_table_with, table, MAX_COLS_SHOWN, MAX_ROWS_SHOWN};
@@ -24,5 +25,6 @@ pub fn render(report: &Report) -> String {
         Report::Claims(r) => claims::render(r),
         Report::Embed(r) => embed::render(r),
         Report::Predict(r) => predict::render(r),
+        Report::Session(r) => session::render(r),
     }
 }

@@ -1,0 +1,363 @@
+//! The sentences of the prediction-first session, from its typed data: answers as a student
+//! types them, the accepted forms, the grading, the evidence lines, the score and why a run
+//! paused. Numbers go through [`crate::present::number`]: answers, scores, phases and rows to
+//! six decimals ([`Style::Decimals`]; predictions are graded to an absolute tolerance), errors,
+//! tolerances and margins in scientific notation.
+
+use crate::api::session::Pause;
+use crate::present::number::{format, sci, short, Style};
+use crate::session::{
+    Answer, AnswerKind, CheckedLayer, Compared, Evidence, Grade, ParamKind, Score,
+};
+
+/// A value read against an absolute tolerance: six decimals, trailing zeros dropped.
+fn dec(x: f64) -> String {
+    format(x, Style::Decimals(6))
+}
+
+fn list(v: &[f64]) -> String {
+    v.iter().map(|&x| dec(x)).collect::<Vec<_>>().join(", ")
+}
+
+/// `1 number`, `3 numbers`.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// An answer as the student would type it: `yes`, `12`, `none`, `1, 0, -1`, `b`.
+///
+/// ```
+/// use attnlab_core::present::prose::session::answer;
+/// use attnlab_core::session::Answer;
+/// assert_eq!(answer(&Answer::Numbers(vec![1.0, 6.123233995736766e-17, -1.0])), "1, 0, -1");
+/// assert_eq!(answer(&Answer::Nothing), "none");
+/// ```
+pub fn answer(a: &Answer) -> String {
+    match a {
+        Answer::YesNo(true) => "yes".into(),
+        Answer::YesNo(false) => "no".into(),
+        Answer::Integer(i) => i.to_string(),
+        Answer::Nothing => "none".into(),
+        Answer::Numbers(v) => list(v),
+        Answer::Choice(c) => c.clone(),
+    }
+}
+
+/// The accepted form of an answer, in words (the hint when an answer is not understood).
+pub fn answer_form(kind: &AnswerKind) -> String {
+    match kind {
+        AnswerKind::YesNo => "yes or no (y/n)".into(),
+        AnswerKind::Integer => "a whole number, e.g. 5".into(),
+        AnswerKind::IntegerOrNone => "a whole number, e.g. 5, or none".into(),
+        AnswerKind::Numbers {
+            count: n,
+            tolerance,
+        } => format!(
+            "{} separated by commas or spaces, e.g. {} (each within ±{} counts as right)",
+            count(*n as u64, "number"),
+            (0..*n)
+                .map(|i| ["1", "0.5", "-0.25", "0", "-1"][i % 5])
+                .collect::<Vec<_>>()
+                .join(", "),
+            short(*tolerance)
+        ),
+        AnswerKind::Choice { options } => {
+            let keys: Vec<&str> = options.iter().map(|o| o.key.as_str()).collect();
+            format!("one letter: {}", keys.join(", "))
+        }
+    }
+}
+
+/// The accepted form of a setting, in words.
+pub fn param_form(kind: ParamKind) -> String {
+    match kind {
+        ParamKind::Permutation { n } => format!(
+            "a permutation of 0..{} as a comma-separated list, e.g. {}",
+            n.saturating_sub(1),
+            (0..n)
+                .rev()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        ParamKind::Pair => "two different tokens of A, B, . separated by a space, e.g. A B".into(),
+        ParamKind::Real => "a finite number, e.g. 0.1".into(),
+        ParamKind::Position { min, n } => {
+            format!("a whole number from {min} to {}", n.saturating_sub(1))
+        }
+        ParamKind::Omega { rational: false } => "a frequency, e.g. pi/2, 2*pi/7 or 0.25".into(),
+        ParamKind::Omega { rational: true } => {
+            "a rational multiple of pi, e.g. pi/3, 2*pi/7 or 3*pi/4".into()
+        }
+        ParamKind::Omegas => "frequencies separated by commas, e.g. pi/2,pi/3".into(),
+        ParamKind::Separations => {
+            "1 to 12 whole numbers separated by commas, e.g. 0,1,2,3,4".into()
+        }
+        ParamKind::Count { min, max } => format!("a whole number from {min} to {max}"),
+    }
+}
+
+/// How a prediction was compared: `exact match`, `does not match`, or for numbers
+/// `largest difference 3.829e-16 within the tolerance ±0.01`.
+pub fn grading(g: &Grade) -> String {
+    match (g.within, g.correct) {
+        (Some(w), ok) => format!(
+            "largest difference {} {} the tolerance ±{}",
+            sci(w.largest_difference),
+            if ok { "within" } else { "outside" },
+            short(w.tolerance)
+        ),
+        (None, true) => "exact match".into(),
+        (None, false) => "does not match".into(),
+    }
+}
+
+fn prefix(of: &Option<CheckedLayer>) -> String {
+    match of {
+        None => String::new(),
+        Some(CheckedLayer::BareAttention) => "bare attention: ".into(),
+        Some(CheckedLayer::IndexSignal { scale }) => {
+            format!("with the index signal p·{}: ", short(*scale))
+        }
+    }
+}
+
+fn readout_name(r: crate::layer::Readout) -> String {
+    match r {
+        crate::layer::Readout::None => "no".into(),
+        crate::layer::Readout::Mean => "mean".into(),
+        crate::layer::Readout::Row(i) => format!("row {i}"),
+    }
+}
+
+/// The lines a fact is shown as: (what it is, its value). Most facts are one line; a check is
+/// three (error, tolerance, margin and verdict).
+///
+/// ```
+/// use attnlab_core::present::prose::session::evidence_lines;
+/// use attnlab_core::session::Evidence;
+/// let lines = evidence_lines(&Evidence::Angle { separation: 1, phase: std::f64::consts::FRAC_PI_2, score: 6.123233995736766e-17 });
+/// assert_eq!(lines, [("s = 1: angle s·ω reduced to (−π, π]".to_string(), "1.570796 rad, score 0".to_string())]);
+/// ```
+pub fn evidence_lines(e: &Evidence) -> Vec<(String, String)> {
+    let one = |label: String, value: String| vec![(label, value)];
+    match e {
+        Evidence::TableShape { vocab, dim } => one(
+            "shape of E".into(),
+            format!("{vocab}×{dim}: vocabulary size {vocab}, dimension {dim}"),
+        ),
+        Evidence::OneHot {
+            token,
+            product,
+            equals_row,
+        } => one(
+            format!("one-hot e_{token} · E"),
+            format!(
+                "({}) = E[{token}]{}",
+                list(product),
+                if *equals_row {
+                    ", exactly"
+                } else {
+                    " — NOT equal"
+                }
+            ),
+        ),
+        Evidence::Check {
+            of,
+            equation,
+            max_abs_error,
+            tolerance_derivation,
+            margin,
+            verdict,
+            ..
+        } => {
+            let p = prefix(of);
+            vec![
+                (
+                    format!("{p}max |lhs − rhs| ({equation})"),
+                    sci(*max_abs_error),
+                ),
+                (format!("{p}tolerance"), tolerance_derivation.clone()),
+                (
+                    format!("{p}margin (error / tolerance)"),
+                    format!("{} → {verdict}", sci(*margin)),
+                ),
+            ]
+        }
+        Evidence::Diagnosis {
+            conclusion,
+            f32_error,
+            f64_error,
+        } => one(
+            "round-off or structure? (f32 vs f64)".into(),
+            format!(
+                "{conclusion}: f32 error {}, f64 error {}",
+                sci(*f32_error),
+                sci(*f64_error)
+            ),
+        ),
+        Evidence::Output {
+            tokens,
+            readout,
+            rows,
+        } => {
+            let label = match readout {
+                crate::layer::Readout::None => format!("Attn({tokens}) rows"),
+                r => format!("{} readout of Attn({tokens})", readout_name(*r)),
+            };
+            let value = rows
+                .iter()
+                .map(|r| format!("({})", list(r)))
+                .collect::<Vec<_>>()
+                .join(" ");
+            one(label, value)
+        }
+        Evidence::Difference { between, max_abs } => {
+            let label = match between {
+                Compared::SwappedRows => "max |Attn(BA) − swap rows of Attn(AB)|".to_string(),
+                Compared::SameRows => "max |Attn(BA) − Attn(AB)|".to_string(),
+                Compared::BothOrders { readout, tolerance } => format!(
+                    "{}: max difference between the orders (tolerance {})",
+                    readout_name(*readout),
+                    sci(*tolerance)
+                ),
+                Compared::RotaryVsPlain => "max |rotary output − plain output|".to_string(),
+            };
+            one(label, sci(*max_abs))
+        }
+        Evidence::Tolerance { value, derivation } => one(
+            "tolerance".into(),
+            derivation.clone().unwrap_or_else(|| sci(*value)),
+        ),
+        Evidence::WeightRange { min, max, uniform } => one(
+            "rotary weights (all entries)".into(),
+            format!(
+                "from {} to {} (1/n = {})",
+                dec(*min),
+                dec(*max),
+                dec(*uniform)
+            ),
+        ),
+        Evidence::Angle {
+            separation,
+            phase,
+            score,
+        } => one(
+            format!("s = {separation}: angle s·ω reduced to (−π, π]"),
+            format!("{} rad, score {}", dec(*phase), dec(*score)),
+        ),
+        Evidence::TurnFraction {
+            numerator,
+            denominator,
+        } => one(
+            "ω as a fraction of a turn".into(),
+            format!("2π·{numerator}/{denominator}"),
+        ),
+        Evidence::Wavelength { value } => one(
+            "2π/ω, one full turn (not necessarily a whole number)".into(),
+            dec(*value),
+        ),
+        Evidence::SingleRepeat {
+            omega,
+            context,
+            first,
+        } => one(
+            format!(
+                "ω = {omega} alone: first repeat within 1..{}",
+                context.saturating_sub(1)
+            ),
+            first.map_or("none".into(), |r| r.to_string()),
+        ),
+        Evidence::CommonPeriod { value } => one(
+            "common period (lcm of the single periods)".into(),
+            value.to_string(),
+        ),
+        Evidence::FirstAlias { value } => one(
+            "all at once, first (within the context)".into(),
+            value.map_or("none".into(), |r| r.to_string()),
+        ),
+        Evidence::ClosestApproach { phase_distance, at } => one(
+            "closest approach to separation 0 (largest per-plane phase distance, minimised over s)"
+                .into(),
+            format!("{} rad at s = {at}", sci(*phase_distance)),
+        ),
+        Evidence::Recorded { label, value } => one(label.clone(), value.clone()),
+    }
+}
+
+/// Why a run stopped before the last step.
+pub fn pause(p: &Pause) -> String {
+    match p {
+        Pause::NoAnswer { step } => format!("no answer for step {step}"),
+        Pause::InputEnded => "input ended".into(),
+    }
+}
+
+/// The first line of a run: how to play, or how far an earlier sitting got (nothing when every
+/// step is done).
+pub fn intro(done_before: usize, total: usize) -> Option<String> {
+    if done_before == 0 {
+        Some("Prediction first: for each step, say what you expect before it is computed.".into())
+    } else if done_before < total {
+        Some(format!(
+            "Resuming: {done_before} of {} done.",
+            count(total as u64, "step")
+        ))
+    } else {
+        None
+    }
+}
+
+/// `Score: 15/15 predictions right — full marks.`
+pub fn score(s: &Score) -> String {
+    format!(
+        "Score: {}/{} predictions right{}",
+        s.correct,
+        s.total,
+        if s.correct == s.total {
+            " — full marks."
+        } else {
+            "."
+        }
+    )
+}
+
+/// `Session paused (no answer for step x) after 3 of 15 steps; score so far 2/3.`
+pub fn paused(p: Option<&Pause>, s: &Score) -> String {
+    format!(
+        "Session paused ({}) after {} of {}; score so far {}/{}.",
+        p.map_or("stopped".into(), pause),
+        s.answered,
+        count(s.total as u64, "step"),
+        s.correct,
+        s.answered
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grading_words_show_the_real_difference() {
+        let g = Grade {
+            correct: true,
+            within: Some(crate::session::Within {
+                largest_difference: 3.8285686989269494e-16,
+                tolerance: 0.01,
+            }),
+        };
+        assert_eq!(
+            grading(&g),
+            "largest difference 3.829e-16 within the tolerance ±0.01"
+        );
+        assert_eq!(count(1, "step"), "1 step");
+        assert_eq!(count(15, "step"), "15 steps");
+        assert_eq!(intro(3, 15).unwrap(), "Resuming: 3 of 15 steps done.");
+        assert!(intro(15, 15).is_none());
+    }
+}
