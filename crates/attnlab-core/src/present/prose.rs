@@ -3,6 +3,7 @@
 //! The course commands' sentences are in [`course`].
 
 pub mod course;
+pub mod rope;
 pub mod session;
 
 use super::number::{sci, short};
@@ -60,6 +61,7 @@ pub fn diagnosis(conclusion: crate::experiment::Conclusion, ratio: f64, eps_rati
         ),
     }
 }
+
 /// Why a caller's layer has no f32/f64 diagnosis: it failed on the `other` precision's copy of X.
 pub fn diagnosis_unavailable(other: crate::Dtype, error: &crate::Error) -> String {
     let name = match other {
