@@ -79,3 +79,33 @@ except AssertionError as e:
 # %%
 print("worst:", broken.worst)
 print("difference of the worst permutation:\n", broken.worst_difference.values)
+
+# %% [markdown]
+# ## 3. A model config's RoPE
+#
+# `attnlab.rope` reads a Hugging Face config — a path, the JSON text, a dict such as
+# `AutoConfig.from_pretrained(name).to_dict()`, or a built-in preset — the way transformers
+# does, and computes its frequencies (float32, as the model's `inv_freq` buffer) and its audit.
+
+# %%
+config = {  # Llama-3.1-8B's config.json, the fields RoPE reads
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "max_position_embeddings": 131072,
+    "rope_theta": 500000.0,
+    "rope_scaling": {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+    },
+}
+inv_freq = attnlab.rope.inv_freq(config)
+print(inv_freq.dtype, inv_freq.shape, "fastest", inv_freq[0], "slowest", inv_freq[-1])
+assert np.array_equal(inv_freq, attnlab.rope.inv_freq("llama-3.1-8b"))  # the preset agrees
+
+audit = attnlab.rope.audit(config, context=8192, skip_min_base=True)
+print(audit["verdict"])
+print("wavelength of the fastest plane (positions):", attnlab.rope.period(float(inv_freq[0]))["wavelength"])

@@ -20,6 +20,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use attnlab_core::api::check::{self, Input, LayerCheckOptions, UserLayer};
+use attnlab_core::api::rope::FrequencySource;
+use attnlab_core::api::value::Count;
 use attnlab_core::api::{self, Context};
 use attnlab_core::attention::{Attention, Mask};
 use attnlab_core::choice::Choice;
@@ -27,7 +29,7 @@ use attnlab_core::layer::Readout;
 use attnlab_core::{Error, ErrorKind, Real};
 use ndarray::{Array2, Array3, ArrayView2, Axis};
 use numpy::{
-    Element, IntoPyArray, PyArray2, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
+    Element, IntoPyArray, PyArray1, PyArray2, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray,
     PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{
@@ -522,6 +524,42 @@ fn attention<'py>(
     PyTuple::new(py, [out, weights])
 }
 
+/// `(inv_freq_f32, inv_freq, attention_factor)` of a frequency source given as the JSON of the
+/// rope commands' source fields (`{"config": …}` or `{"preset": …}`), at sequence length
+/// `context` when given (dynamic NTK and LongRoPE depend on it), else as a model builds them at
+/// initialisation.
+#[pyfunction]
+#[pyo3(signature = (source, context))]
+#[allow(clippy::type_complexity)]
+fn rope_frequencies<'py>(
+    py: Python<'py>,
+    source: &str,
+    context: Option<u64>,
+) -> PyResult<(Bound<'py, PyArray1<f32>>, Bound<'py, PyArray1<f64>>, f64)> {
+    let src: FrequencySource = serde_json::from_str(source)
+        .map_err(|e| PyValueError::new_err(format!("frequency source: {e}")))?;
+    let freqs = py
+        .detach(|| {
+            let mut f = src.load(&Context::default(), None)?;
+            if let Some(l) = context {
+                f.at_context(Some(Count(l)), u64::MAX)?;
+            }
+            Ok::<_, Error>(f.freqs)
+        })
+        .map_err(|e| core_error(&e))?;
+    Ok((
+        PyArray1::from_vec(py, freqs.inv_freq_f32),
+        PyArray1::from_vec(py, freqs.inv_freq),
+        freqs.attention_factor,
+    ))
+}
+
+/// The names of the built-in model presets.
+#[pyfunction]
+fn rope_presets() -> Vec<&'static str> {
+    attnlab_core::config::preset_names()
+}
+
 /// The extension module.
 #[pymodule]
 fn _attnlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -530,5 +568,7 @@ fn _attnlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_layer, m)?)?;
     m.add_function(wrap_pyfunction!(run_command, m)?)?;
     m.add_function(wrap_pyfunction!(attention, m)?)?;
+    m.add_function(wrap_pyfunction!(rope_frequencies, m)?)?;
+    m.add_function(wrap_pyfunction!(rope_presets, m)?)?;
     Ok(())
 }

@@ -26,7 +26,7 @@ import numpy as np
 from . import _attnlab
 from ._attnlab import LayerError, __version__
 from ._report import Control, Diagnosis, DifferenceMap, PermutationSet, Report, Worst
-# attnlab.rope: see rope.py (imported below once the core exposes the rope commands)
+from . import rope
 
 __all__ = [
     "check_equivariance",
