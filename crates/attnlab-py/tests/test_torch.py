@@ -14,7 +14,7 @@ torch = pytest.importorskip(
 )
 
 
-def wrap(mha):
+def wrap(mha, attn_mask=None):
     """The module as f(H): a float32 and a float64 copy, so both precisions can be diagnosed."""
     copies = {
         np.float32: copy.deepcopy(mha).float().eval(),
@@ -23,9 +23,10 @@ def wrap(mha):
 
     def f(H):
         m = copies[H.dtype.type]
-        t = torch.from_numpy(H)[None]  # batch of one
+        t = torch.from_numpy(H)[None]  # a batch of one sequence
+        mask = None if attn_mask is None else attn_mask.to(t.dtype)
         with torch.no_grad():
-            out, _ = m(t, t, t, need_weights=False)
+            out, _ = m(t, t, t, attn_mask=mask, need_weights=False)
         return out[0].numpy()
 
     return f
@@ -40,14 +41,18 @@ def test_multihead_attention_without_positions_holds():
         r = attnlab.check_equivariance(f, X.astype(dtype))
         assert r.holds, r
         assert r.diagnosis is not None and r.diagnosis.conclusion in ("round-off", "exact"), r
-    # With a causal mask the module sees the order: equivariance breaks, prefix invariance holds.
-    causal = torch.nn.Transformer.generate_square_subsequent_mask(6)
+    # A positional bias breaks it, and the diagnosis says structure.
+    P = 1e-3 * np.arange(6)[:, None]
+    r = attnlab.check_equivariance(lambda H: f(H + P.astype(H.dtype)), X)
+    assert not r.holds and r.diagnosis.conclusion == "structural", r
 
-    def masked(H):
-        t = torch.from_numpy(H)[None]
-        with torch.no_grad():
-            out, _ = copy.deepcopy(mha).to(t.dtype).eval()(t, t, t, attn_mask=causal.to(t.dtype), need_weights=False)
-        return out[0].numpy()
 
-    assert not attnlab.check_equivariance(masked, X).holds
-    assert attnlab.check_equivariance(masked, X, mask="causal").holds
+def test_causal_multihead_attention_is_prefix_invariant_not_equivariant():
+    torch.manual_seed(1)
+    mha = torch.nn.MultiheadAttention(embed_dim=8, num_heads=2, batch_first=True)
+    causal = torch.triu(torch.full((6, 6), float("-inf")), diagonal=1)
+    f = wrap(mha, attn_mask=causal)
+    X = np.random.default_rng(1).standard_normal((6, 8))
+    assert not attnlab.check_equivariance(f, X).holds
+    r = attnlab.check_equivariance(f, X, mask="causal")
+    assert r.holds, r

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json as _json
 import os
+from collections.abc import Mapping as _Mapping
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -33,7 +34,7 @@ Omega = Union[float, str]
 
 def _source(config: Config) -> Dict[str, Any]:
     """The rope commands' source fields for ``config``: ``{"config": …}`` or ``{"preset": …}``."""
-    if isinstance(config, Mapping):
+    if isinstance(config, _Mapping):
         # Round-trip through JSON: values such as a torch dtype become their string form.
         return {"config": _json.loads(_json.dumps(dict(config), default=str))}
     if isinstance(config, os.PathLike):
