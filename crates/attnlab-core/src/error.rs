@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 /// What kind of failure an [`Error`] is. Front ends map every kind to exit code 2 (bad usage or
 /// bad input; a failed *check* is not an error but a report whose verdict is negative), the web
-/// server to HTTP 400, Python to `ValueError` (or `OSError` for files).
+/// server to HTTP 400, Python to `ValueError` (or `OSError` for files; a failing layer
+/// function to the exception it raised, chained).
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -29,6 +30,9 @@ pub enum ErrorKind {
     NonFinite,
     /// The run was cancelled (Ctrl-C, a time limit).
     Cancelled,
+    /// A layer the caller supplied as a function (Python's `check_equivariance(f, X)`) failed:
+    /// it raised, or returned something that is not an (n, d′) array of its input's dtype.
+    Layer,
 }
 
 /// Errors returned by attnlab's library functions.
@@ -182,6 +186,12 @@ impl Error {
                 "the inputs overflow {dtype}: use a smaller --index-scale or smaller block values{wider}"
             ),
         )
+    }
+
+    /// A failure of a layer the caller supplied as a function; `message` says what it did
+    /// (`f raised ZeroDivisionError: division by zero (on a 4×4 float64 input)`).
+    pub fn layer(message: impl fmt::Display) -> Self {
+        Self::new(ErrorKind::Layer, message.to_string())
     }
 
     /// A cancelled run.

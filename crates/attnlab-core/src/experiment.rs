@@ -111,6 +111,85 @@ pub struct Diagnosis {
     pub explanation: String,
 }
 
+impl Diagnosis {
+    /// The factor by which the f64 error must exceed the f64 tolerance, with an f32/f64 error
+    /// ratio below the same factor, for the error to count as structural: round-off of a
+    /// symmetric layer stays below the tolerance in f64 and falls by ≈ eps32/eps64 ≈ 5.4e8.
+    pub const STRUCTURE_FACTOR: f64 = 1e3;
+
+    /// Classifies the errors `e32`, `e64` of one check run in f32 and in f64 (`tol64` is the
+    /// check's tolerance in f64):
+    /// * exact when both are 0;
+    /// * structural when `e64 > 1e3 · tol64` and `e32 / e64 < 1e3` (the error is far above
+    ///   round-off in f64 and does not fall with the precision);
+    /// * round-off otherwise.
+    ///
+    /// ```
+    /// use attnlab_core::experiment::{Conclusion, Diagnosis};
+    /// assert_eq!(Diagnosis::classify(0.0, 0.0, 1e-14).conclusion, Conclusion::Exact);
+    /// assert_eq!(Diagnosis::classify(2e-7, 4e-16, 1e-14).conclusion, Conclusion::RoundOff);
+    /// assert_eq!(Diagnosis::classify(1e-3, 1e-3, 1e-14).conclusion, Conclusion::Structural);
+    /// ```
+    pub fn classify(e32: f64, e64: f64, tol64: f64) -> Diagnosis {
+        let eps_ratio = Dtype::F32.eps() / Dtype::F64.eps();
+        let ratio = if e64 == 0.0 { f64::INFINITY } else { e32 / e64 };
+        let conclusion = if e32 == 0.0 && e64 == 0.0 {
+            Conclusion::Exact
+        } else if e64 > tol64 * Self::STRUCTURE_FACTOR && ratio < Self::STRUCTURE_FACTOR {
+            Conclusion::Structural
+        } else {
+            Conclusion::RoundOff
+        };
+        Diagnosis {
+            f32_error: e32,
+            f64_error: e64,
+            ratio,
+            eps_ratio,
+            conclusion,
+            explanation: crate::present::prose::diagnosis(conclusion, ratio, eps_ratio),
+        }
+    }
+}
+
+impl Control {
+    /// The positive control: the identity permutation must give exactly 0 (the same input
+    /// through the same arithmetic).
+    pub fn identity(check: &CheckReport) -> Control {
+        Control {
+            name: "identity permutation".into(),
+            expectation: "error exactly 0 (same input, same arithmetic)".into(),
+            max_abs_error: check.max_abs_error,
+            margin: check.margin,
+            ok: check.max_abs_error == 0.0,
+        }
+    }
+
+    /// The negative control: the same check on a layer that is broken on purpose must break.
+    pub fn broken(name: impl Into<String>, check: &CheckReport) -> Control {
+        Control {
+            name: name.into(),
+            expectation: "must break (margin > 1)".into(),
+            max_abs_error: check.max_abs_error,
+            margin: check.margin,
+            ok: !check.holds,
+        }
+    }
+}
+
+/// The permutations a negative control runs over: the non-identity ones of `perms`, or one
+/// random non-identity permutation (seed 1) when `perms` has none.
+///
+/// # Errors
+/// n < 2 (no non-identity permutation exists).
+pub fn non_identity(perms: &[Permutation], n: usize) -> Result<Vec<Permutation>> {
+    let non_id: Vec<Permutation> = perms.iter().filter(|p| !p.is_identity()).cloned().collect();
+    if non_id.is_empty() {
+        Permutation::random(n, 1, 1, true)
+    } else {
+        Ok(non_id)
+    }
+}
+
 crate::choice! {
     /// What the f32/f64 comparison concludes about a measured error.
     pub enum Conclusion("conclusion") {
@@ -250,13 +329,7 @@ pub fn symmetry_with(
     let n = inputs.x.nrows();
     let mut controls = Vec::new();
     let id = check(spec, inputs, &[Permutation::identity(n)], dtype)?;
-    controls.push(Control {
-        name: "identity permutation".into(),
-        expectation: "error exactly 0 (same input, same arithmetic)".into(),
-        max_abs_error: id.max_abs_error,
-        margin: id.margin,
-        ok: id.max_abs_error == 0.0,
-    });
+    controls.push(Control::identity(&id));
     if n >= 2 {
         let broken = LayerSpec {
             kind: LayerKind::Attention,
@@ -266,20 +339,11 @@ pub fn symmetry_with(
             index_scale: 1.0,
             ..*spec
         };
-        let non_id: Vec<Permutation> = perms.iter().filter(|p| !p.is_identity()).cloned().collect();
-        let use_perms = if non_id.is_empty() {
-            Permutation::random(n, 1, 1, true)?
-        } else {
-            non_id
-        };
-        let b = check(&broken, inputs, &use_perms, dtype)?;
-        controls.push(Control {
-            name: "broken layer (attention + index signal p·1.0)".into(),
-            expectation: "must break (margin > 1)".into(),
-            max_abs_error: b.max_abs_error,
-            margin: b.margin,
-            ok: !b.holds,
-        });
+        let b = check(&broken, inputs, &non_identity(perms, n)?, dtype)?;
+        controls.push(Control::broken(
+            "broken layer (attention + index signal p·1.0)",
+            &b,
+        ));
     }
     let (e32, e64) = match dtype.require_layer()? {
         Dtype::F32 => (
@@ -291,28 +355,11 @@ pub fn symmetry_with(
             report.max_abs_error,
         ),
     };
-    let eps_ratio = Dtype::F32.eps() / Dtype::F64.eps();
-    let ratio = if e64 == 0.0 { f64::INFINITY } else { e32 / e64 };
     let tol64 = check(spec, inputs, &perms[..1], Dtype::F64)?.tolerance;
-    let conclusion = if e32 == 0.0 && e64 == 0.0 {
-        Conclusion::Exact
-    } else if e64 > tol64 * 1e3 && ratio < 1e3 {
-        Conclusion::Structural
-    } else {
-        Conclusion::RoundOff
-    };
-    let explanation = crate::present::prose::diagnosis(conclusion, ratio, eps_ratio);
     Ok(SymmetryResult {
         report,
         weight_form,
         controls,
-        diagnosis: Diagnosis {
-            f32_error: e32,
-            f64_error: e64,
-            ratio,
-            eps_ratio,
-            conclusion,
-            explanation,
-        },
+        diagnosis: Diagnosis::classify(e32, e64, tol64),
     })
 }

@@ -343,6 +343,19 @@ impl Readout {
         }
     }
 
+    /// Applies the readout to a layer output `out` (n × d′): itself, its mean over positions
+    /// (1 × d′) or its row i (1 × d′).
+    ///
+    /// # Errors
+    /// A row outside the output.
+    pub fn apply<T: Real>(self, out: Array2<T>) -> Result<Array2<T>> {
+        match self {
+            Readout::None => Ok(out),
+            Readout::Mean => Ok(mean_readout(out.view())),
+            Readout::Row(i) => row_readout(out.view(), i),
+        }
+    }
+
     /// The name as the CLI spells it.
     pub fn name(self) -> String {
         match self {
@@ -588,11 +601,7 @@ impl LayerSpec {
                 }
                 None => core(h)?,
             };
-            match readout {
-                Readout::None => Ok(out),
-                Readout::Mean => Ok(mean_readout(out.view())),
-                Readout::Row(i) => row_readout(out.view(), i),
-            }
+            readout.apply(out)
         }))
     }
 }

@@ -17,6 +17,7 @@
 //! ```
 
 pub mod attend;
+pub mod check;
 pub mod claims;
 pub mod embed;
 pub mod equivariance;
