@@ -88,7 +88,7 @@ snapshot!(session_list, 0, ["session", "--list"]);
 /// A scripted session from an answers file in `tests/data/`, from a fresh state: snapshots
 /// `<name>_text` (stdout) and `<name>_json` (the report); the temporary paths read `<STATE>` and
 /// `<ANSWERS>`.
-fn session_snapshot(name: &str, answers: &str) {
+fn session_snapshot(name: &str, answers: &str, want: i32) {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state.json");
     let state = state.to_str().unwrap();
@@ -103,12 +103,12 @@ fn session_snapshot(name: &str, answers: &str) {
     ];
     let redact = |s: &str| s.replace(state, "<STATE>").replace(&answers, "<ANSWERS>");
     let (code, text, err) = common::run_text(&args);
-    assert_eq!(code, 0, "{args:?}: {err}");
+    assert_eq!(code, want, "{args:?}: {err}");
     common::assert_no_internals(name, &text);
     insta::assert_snapshot!(format!("{name}_text"), redact(&text));
     let json_args = [&args[..], &["--json"]].concat();
     let (code, json, err) = common::run_text(&json_args);
-    assert_eq!(code, 0, "{json_args:?}: {err}");
+    assert_eq!(code, want, "{json_args:?}: {err}");
     let value: serde_json::Value =
         serde_json::from_str(&json).expect("--json prints one JSON document");
     insta::assert_snapshot!(
@@ -119,10 +119,16 @@ fn session_snapshot(name: &str, answers: &str) {
 
 #[test]
 fn session_right_answers() {
-    session_snapshot("session_right_answers", "session_right.toml");
+    session_snapshot("session_right_answers", "session_right.toml", 0);
 }
 
 #[test]
 fn session_wrong_answers() {
-    session_snapshot("session_wrong_answers", "session_wrong.json");
+    session_snapshot("session_wrong_answers", "session_wrong.json", 0);
+}
+
+/// Two steps missing and one wrong: the rest graded, the missing named, exit 1.
+#[test]
+fn session_gap_answers() {
+    session_snapshot("session_gap_answers", "session_gap.toml", 1);
 }
