@@ -570,25 +570,15 @@ print("\nEXIT %d" % p.wait(timeout=60))
 
 #[test]
 fn interactive_session_through_a_pty_exits_cleanly_on_eof_keeping_progress() {
-    let python = ["python3", "python"].into_iter().find(|p| {
-        Command::new(p)
-            .args(["-c", "import pty, select"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
-    let Some(python) = python else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "python3 with the pty module is required under CI"
-        );
-        eprintln!("note: skipping the pty test, python3 with the pty module is not available");
+    if !common::oracle("pty, select") {
         return;
-    };
+    }
+    let python = common::python();
     let dir = tempfile::tempdir().unwrap();
     let driver = write(dir.path(), "drive.py", PTY_DRIVER);
     let state = dir.path().join("state.json");
     let bin = env!("CARGO_BIN_EXE_attnlab");
-    let out = Command::new(python)
+    let out = Command::new(&python)
         .arg(&driver)
         .arg(bin)
         .arg(&state)
