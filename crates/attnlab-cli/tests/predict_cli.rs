@@ -4,6 +4,10 @@
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
 
+mod common;
+
+use common::matrix;
+
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = cargo_bin_cmd!("attnlab")
         .arg("predict")
@@ -15,20 +19,6 @@ fn run(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).to_string(),
         String::from_utf8_lossy(&out.stderr).to_string(),
     )
-}
-
-fn matrix(v: &Value) -> Vec<Vec<f64>> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            r.as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_f64().unwrap())
-                .collect()
-        })
-        .collect()
 }
 
 fn vector(v: &Value) -> Vec<f64> {
@@ -191,4 +181,21 @@ fn bad_inputs_exit_2_with_one_line() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(needle), "{needle:?} not in {err}");
     }
+}
+
+/// Issue 11, defect 4: `predict --text "B A ."` ties three ways (⅓ each); the output says it is
+/// a tie and lists the tied tokens instead of announcing one of them.
+#[test]
+fn regression_predict_b_a_dot_is_reported_as_a_tie() {
+    let out = common::run_ok(&["predict", "--text", "B A ."], 0);
+    assert!(
+        out.contains("prediction: a tie — \"A\", \"B\" and \".\" are equally probable"),
+        "{out}"
+    );
+    assert_eq!(out.matches(" ◀").count(), 3, "{out}");
+    let v = common::json(&["predict", "--text", "B A .", "--json"], 0);
+    assert_eq!(v["tied"], serde_json::json!(["A", "B", "."]));
+    assert!(v["tie_tolerance"].as_f64().unwrap() > 0.0);
+    let v = common::json(&["predict", "--json"], 0);
+    assert_eq!(v["tied"], serde_json::json!(["B"]));
 }

@@ -29,6 +29,32 @@ pub fn quoted(s: &str) -> String {
     out
 }
 
+/// The last line of `attnlab predict`: the predicted token and its probability, or, when
+/// several tokens tie, that it is a tie and which tokens tie.
+///
+/// ```
+/// use attnlab_core::predict::predict;
+/// use attnlab_core::present::prose::course::prediction_line;
+/// let tie = prediction_line(&predict("B A .", None).unwrap());
+/// assert!(tie.starts_with("prediction: a tie — \"A\", \"B\" and \".\" are equally probable"), "{tie}");
+/// assert_eq!(prediction_line(&predict("A B", None).unwrap()), "prediction: \"B\" (probability 0.669762)");
+/// ```
+pub fn prediction_line(p: &crate::predict::Prediction) -> String {
+    let prob = sig(p.probabilities[p.prediction_id], 6);
+    if !p.is_tie() {
+        return format!("prediction: {} (probability {prob})", quoted(&p.prediction));
+    }
+    let names: Vec<String> = p.tied.iter().map(|t| quoted(t)).collect();
+    let (init, last) = names.split_at(names.len() - 1);
+    format!(
+        "prediction: a tie — {} and {} are equally probable (probability {prob} each; their logits agree to the round-off bound {}); no single next token is predicted ({} is only the first in vocabulary order)",
+        init.join(", "),
+        last[0],
+        sci(p.tie_tolerance),
+        quoted(&p.prediction)
+    )
+}
+
 /// Tokens as a bracketed list of quoted strings: `["A", "B", "."]`.
 pub fn quoted_list(items: &[String]) -> String {
     let inner: Vec<String> = items.iter().map(|s| quoted(s)).collect();
