@@ -2,18 +2,10 @@
 //! masks, and every bad input → one line on stderr and exit 2.
 
 use assert_cmd::cargo::cargo_bin_cmd;
-use serde_json::Value;
 
-fn run(args: &[&str]) -> (i32, Value, String) {
-    let out = cargo_bin_cmd!("attnlab").args(args).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let v = serde_json::from_str(&stdout).unwrap_or(Value::Null);
-    (
-        out.status.code().unwrap_or(-1),
-        v,
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
-}
+mod common;
+
+use common::run_json as run;
 
 #[test]
 fn seed_program_check_holds_at_round_off() {
@@ -266,4 +258,24 @@ fn regression_large_matrices_are_elided_in_tables() {
     let (_, v, _) = run(&["attend", "--n", "20", "--dim", "16", "--json"]);
     assert_eq!(v["weights"].as_array().unwrap().len(), 20);
     assert_eq!(v["weights"][0].as_array().unwrap().len(), 20);
+}
+
+/// Issue 11, item 7: the default generator is numpy, so `attnlab equivariance` and `attnlab
+/// attend` with no options are the course program (np.random.seed(0), n = d = 4); `--rng std`
+/// stays available and draws other matrices.
+#[test]
+fn with_no_options_the_commands_run_the_course_program() {
+    let course = [
+        "--rng", "numpy", "--seed", "0", "--n", "4", "--dim", "4", "--json",
+    ];
+    for cmd in ["attend", "equivariance"] {
+        let default = common::json(&[cmd, "--json"], 0);
+        let explicit = common::json(&[&[cmd][..], &course[..]].concat(), 0);
+        assert_eq!(default, explicit, "{cmd}");
+        assert_eq!(default["rng"], "numpy");
+    }
+    let std = common::json(&["attend", "--rng", "std", "--json"], 0);
+    assert_ne!(std["X"], common::json(&["attend", "--json"], 0)["X"]);
+    let help = common::run_ok(&["equivariance", "--help"], 0);
+    assert!(help.contains("[default: numpy]"), "{help}");
 }

@@ -26,11 +26,12 @@ pub struct InputArgs {
     /// Number of attention heads (more than 1 adds an output projection Wo).
     #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     pub heads: usize,
-    /// Seed of the generator.
+    /// Seed of the generator (numpy: 0 to 2^32 − 1; std: any 64-bit seed).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub seed: u64,
-    /// Generator: numpy reproduces np.random.seed(S) + randn bit for bit; std is ChaCha8.
-    #[arg(long, value_parser = super::common::choice::<RngKind>(), default_value_t = RngKind::Std)]
+    /// Generator: numpy reproduces np.random.seed(S) + randn bit for bit, so the defaults
+    /// (seed 0, n = d = 4) are the course program; std is ChaCha8.
+    #[arg(long, value_parser = super::common::choice::<RngKind>(), default_value_t = RngKind::Numpy)]
     pub rng: RngKind,
     /// Fixed blocks (E, Wq, Wk, Wv, Wo, X) from a .json, .npy, .npz or .safetensors file, or a
     /// directory of .npy files; they replace the drawn matrices of the same name.
@@ -47,7 +48,8 @@ pub struct InputArgs {
     /// [default: 0.1].
     #[arg(long, allow_negative_numbers = true)]
     pub index_scale: Option<f64>,
-    /// Floating-point type the layer runs in.
+    /// Floating-point type the layer runs in: f64 or f32 (bf16 and f16 are emulated by the
+    /// rope commands, not by a layer).
     #[arg(long, value_parser = super::common::choice::<Dtype>(), default_value_t = Dtype::F64)]
     pub dtype: Dtype,
     /// Print one JSON object on stdout instead of tables.
@@ -92,9 +94,17 @@ pub fn whole_number(s: &str) -> Option<u64> {
 pub fn choice<T: Choice + Send + Sync + Clone>() -> impl clap::builder::TypedValueParser<Value = T>
 {
     use clap::builder::{PossibleValue, TypedValueParser};
+    // The aliases are accepted and listed by `--help` (clap hides aliases otherwise).
     let values: Vec<PossibleValue> = T::ALL
         .iter()
-        .map(|c| PossibleValue::new(c.name()).aliases(c.aliases().iter().copied()))
+        .map(|c| {
+            let v = PossibleValue::new(c.name()).aliases(c.aliases().iter().copied());
+            if c.aliases().is_empty() {
+                v
+            } else {
+                v.help(format!("also {}", c.aliases().join(", ")))
+            }
+        })
         .collect();
     clap::builder::PossibleValuesParser::new(values)
         // Cannot fail: clap passes only the names and aliases listed above, which parse.
