@@ -132,3 +132,228 @@ fn session_wrong_answers() {
 fn session_gap_answers() {
     session_snapshot("session_gap_answers", "session_gap.toml", 1);
 }
+snapshot!(
+    rope_identity_exact,
+    0,
+    [
+        "rope",
+        "identity",
+        "--omega",
+        "pi/2,pi/3",
+        "--trials",
+        "5",
+        "--max-shift",
+        "100"
+    ]
+);
+snapshot!(
+    rope_identity_base_dim,
+    0,
+    [
+        "rope",
+        "identity",
+        "--base",
+        "10000",
+        "--dim",
+        "8",
+        "--seed",
+        "3",
+        "--trials",
+        "5",
+        "--max-shift",
+        "1000"
+    ]
+);
+snapshot!(
+    rope_identity_preset,
+    0,
+    [
+        "rope",
+        "identity",
+        "--preset",
+        "llama-3.1-8b",
+        "--trials",
+        "2",
+        "--max-shift",
+        "10"
+    ]
+);
+snapshot!(
+    rope_identity_config,
+    0,
+    [
+        "rope",
+        "identity",
+        "--config",
+        "tests/fixtures/dynamic_config.json",
+        "--trials",
+        "2",
+        "--max-shift",
+        "10"
+    ]
+);
+snapshot!(
+    rope_score_exact,
+    0,
+    ["rope", "score", "--omega", "pi/2,pi/3", "--max-sep", "12"]
+);
+snapshot!(
+    rope_score_base_dim,
+    0,
+    [
+        "rope",
+        "score",
+        "--base",
+        "10000",
+        "--dim",
+        "8",
+        "--max-sep",
+        "4"
+    ]
+);
+snapshot!(
+    rope_score_none_like_zero,
+    0,
+    ["rope", "score", "--omega", "1e-7", "--max-sep", "5"]
+);
+snapshot!(rope_period_exact, 0, ["rope", "period", "--omega", "pi/2"]);
+snapshot!(
+    rope_period_float,
+    0,
+    ["rope", "period", "--omega", "1", "--tol", "1e-4"]
+);
+snapshot!(
+    rope_period_none_within_tol,
+    0,
+    [
+        "rope",
+        "period",
+        "--omega",
+        "0.3",
+        "--tol",
+        "1e-9",
+        "--max-sep",
+        "100"
+    ]
+);
+snapshot!(
+    rope_resolve_exact_fails,
+    1,
+    ["rope", "resolve", "--omega", "pi/2,pi/3", "--context", "13"]
+);
+snapshot!(
+    rope_resolve_exact_holds,
+    0,
+    ["rope", "resolve", "--omega", "pi/2,pi/3", "--context", "12"]
+);
+snapshot!(
+    rope_resolve_base_dim,
+    0,
+    [
+        "rope",
+        "resolve",
+        "--base",
+        "10000",
+        "--dim",
+        "8",
+        "--context",
+        "4096"
+    ]
+);
+snapshot!(
+    rope_resolve_preset,
+    0,
+    [
+        "rope",
+        "resolve",
+        "--preset",
+        "llama-3.1-8b",
+        "--context",
+        "4096"
+    ]
+);
+snapshot!(
+    rope_resolve_config,
+    0,
+    [
+        "rope",
+        "resolve",
+        "--config",
+        "tests/fixtures/dynamic_config.json"
+    ]
+);
+snapshot!(
+    rope_resolve_one_position,
+    0,
+    ["rope", "resolve", "--omega", "0.3", "--context", "1"]
+);
+snapshot!(
+    rope_audit_exact,
+    0,
+    [
+        "rope",
+        "audit",
+        "--omega",
+        "pi/2,pi/3",
+        "--context",
+        "24",
+        "--skip-min-base"
+    ]
+);
+snapshot!(
+    rope_audit_base_dim,
+    0,
+    [
+        "rope",
+        "audit",
+        "--base",
+        "10000",
+        "--dim",
+        "8",
+        "--context",
+        "64",
+        "--skip-min-base"
+    ]
+);
+snapshot!(
+    rope_audit_min_base,
+    0,
+    [
+        "rope",
+        "audit",
+        "--base",
+        "10000",
+        "--dim",
+        "8",
+        "--context",
+        "64",
+        "--dtype",
+        "f16"
+    ]
+);
+snapshot!(
+    rope_audit_preset,
+    0,
+    [
+        "rope",
+        "audit",
+        "--preset",
+        "llama-3.1-8b",
+        "--context",
+        "16",
+        "--skip-min-base"
+    ]
+);
+snapshot!(
+    rope_audit_config_dynamic,
+    0,
+    [
+        "rope",
+        "audit",
+        "--config",
+        "tests/fixtures/dynamic_config.json",
+        "--context",
+        "128",
+        "--skip-min-base"
+    ]
+);

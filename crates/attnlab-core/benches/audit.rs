@@ -9,6 +9,7 @@ use attnlab_core::position::frequencies::{Omega, RotaryFrequencies};
 use attnlab_core::spectrum::audit::{audit, AuditOptions};
 use attnlab_core::spectrum::decay::{decay, min_base_for_context};
 use attnlab_core::spectrum::resolve::resolve;
+use attnlab_core::spectrum::Watch;
 use criterion::{criterion_group, criterion_main, Criterion};
 
 const L: u64 = 1 << 20;
@@ -36,7 +37,7 @@ fn benches(c: &mut Criterion) {
             min_base: false,
             min_base_grid: 1.0005,
         };
-        b.iter(|| audit(&f, None, &o, |_| {}).expect("audit"))
+        b.iter(|| audit(&f, None, &o, &Watch::default()).expect("audit"))
     });
     g.sample_size(10).measurement_time(Duration::from_secs(30));
     g.bench_function("min_base_for_context", |b| {

@@ -33,7 +33,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::position::frequencies::{yarn_get_mscale, RopeScaling, RotaryFrequencies};
+use crate::position::frequencies::scaling::params::{bad, boolean, num, text, uint, ConfigView};
+use crate::position::frequencies::{yarn_get_mscale, RopeScaling, RopeType, RotaryFrequencies};
 use crate::{Error, Result};
 
 /// Model types whose transformers 5.x default rope honours `partial_rotary_factor`.
@@ -78,79 +79,6 @@ pub struct RopeConfig {
     pub softmax_scale_multiplier: Option<f64>,
     /// Decisions taken while reading (defaults applied, keys ignored), in words.
     pub notes: Vec<String>,
-}
-
-fn bad(key: &str, v: &Value, expected: &str) -> Error {
-    Error::invalid(format!("config key {key}"), v, expected)
-}
-
-fn num(obj: &Map<String, Value>, key: &str) -> Result<Option<f64>> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Number(n)) => Ok(n.as_f64()),
-        Some(v) => Err(bad(key, v, "a number")),
-    }
-}
-
-fn uint(obj: &Map<String, Value>, key: &str) -> Result<Option<u64>> {
-    match num(obj, key)? {
-        None => Ok(None),
-        Some(x) if x >= 0.0 && x.fract() == 0.0 && x < 2f64.powi(53) => Ok(Some(x as u64)),
-        Some(_) => Err(bad(key, &obj[key], "a non-negative integer")),
-    }
-}
-
-fn text<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(v) => Err(bad(key, v, "a string")),
-    }
-}
-
-fn boolean(obj: &Map<String, Value>, key: &str) -> Result<Option<bool>> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(v) => Err(bad(key, v, "true or false")),
-    }
-}
-
-fn list(obj: &Map<String, Value>, key: &str) -> Result<Vec<f64>> {
-    match obj.get(key) {
-        Some(Value::Array(a)) => a
-            .iter()
-            .map(|v| v.as_f64().ok_or_else(|| bad(key, v, "a list of numbers")))
-            .collect(),
-        None | Some(Value::Null) => Err(Error::invalid(
-            "config",
-            format!("missing rope parameter {key}"),
-            "a list of numbers, one per plane",
-        )),
-        Some(v) => Err(bad(key, v, "a list of numbers")),
-    }
-}
-
-fn required(v: Option<f64>, key: &str, rope_type: &str) -> Result<f64> {
-    v.ok_or_else(|| {
-        Error::invalid(
-            "config",
-            format!("missing rope parameter {key}"),
-            format!("a number: rope type {rope_type} requires {key}"),
-        )
-    })
-}
-
-fn positive(v: f64, key: &str) -> Result<f64> {
-    if v.is_finite() && v > 0.0 {
-        Ok(v)
-    } else {
-        Err(Error::invalid(
-            format!("config key {key}"),
-            v,
-            "a finite number > 0",
-        ))
-    }
 }
 
 impl RopeConfig {
@@ -210,28 +138,15 @@ impl RopeConfig {
         }
 
         let type_name = match text(params, "rope_type")? {
-            Some(t) => t.to_string(),
-            None => text(params, "type")?.unwrap_or("default").to_string(),
+            Some(t) => t,
+            None => text(params, "type")?.unwrap_or("default"),
         };
-        let type_name = if type_name == "su" {
-            notes.push("legacy rope type \"su\" is longrope".into());
-            "longrope".to_string()
-        } else {
-            type_name
-        };
-        const TYPES: [&str; 6] = ["default", "linear", "dynamic", "yarn", "longrope", "llama3"];
-        if !TYPES.contains(&type_name.as_str()) {
-            return Err(Error::invalid(
-                "rope type",
-                format!("{type_name:?}"),
-                "one of default, linear, dynamic, yarn, longrope (or su), llama3",
-            ));
-        }
+        let rope_type = RopeType::from_config_name(type_name, &mut notes)?;
         let is_gptj = mt == "gptj";
-        if is_gptj && type_name != "default" {
+        if is_gptj && rope_type != RopeType::Default {
             return Err(Error::invalid(
                 "rope type",
-                format!("{type_name:?} for gptj"),
+                format!("{:?} for gptj", rope_type.name()),
                 "default (GPT-J's rotary code has no scaling)",
             ));
         }
@@ -350,7 +265,9 @@ impl RopeConfig {
             }
         } else {
             match partial {
-                Some(f) if type_name == "default" && !DEFAULT_HONOURS_PARTIAL.contains(&mt) => {
+                Some(f)
+                    if rope_type == RopeType::Default && !DEFAULT_HONOURS_PARTIAL.contains(&mt) =>
+                {
                     if f < 1.0 {
                         notes.push(format!(
                             "partial_rotary_factor {f} ignored: transformers 5.x default rope of model type {mt:?} rotates the whole head"
@@ -367,112 +284,32 @@ impl RopeConfig {
             Some(m) => Some(m),
             None => uint(top, "n_positions")?,
         };
-        let need_max = |what: &str| {
-            max_pos.ok_or_else(|| {
-                Error::invalid(
-                    "config",
-                    "missing max_position_embeddings",
-                    format!("a context length ({what})"),
-                )
-            })
-        };
-        let original = || -> Result<u64> {
-            let top_orig = match uint(top, "original_max_position_embeddings")? {
-                Some(o) => Some(o),
-                None if mt == "phi3" => Some(4096),
-                None => None,
-            };
-            match (top_orig, uint(params, "original_max_position_embeddings")?) {
-                (Some(o), _) | (None, Some(o)) => Ok(o),
-                (None, None) => need_max("original_max_position_embeddings defaults to it"),
-            }
-        };
+        // Read before the type's own parameters, for every type (a malformed factor is an error
+        // even where the type ignores it), and used by DeepSeek's softmax rule below.
         let factor = num(params, "factor")?;
-        let scaling = match type_name.as_str() {
-            "default" => RopeScaling::Default,
-            "linear" => RopeScaling::Linear {
-                factor: required(factor, "factor", "linear")?,
+        let scaling = RopeScaling::from_config(
+            rope_type,
+            &mut ConfigView {
+                params,
+                top,
+                model_type: mt,
+                max_position_embeddings: max_pos,
+                notes: &mut notes,
             },
-            "dynamic" => RopeScaling::Dynamic {
-                factor: required(factor, "factor", "dynamic")?,
-                max_position_embeddings: need_max("dynamic scaling is relative to it")?,
-            },
-            "yarn" => {
-                let orig = original()?;
-                let factor = match factor {
-                    Some(f) => f,
-                    None => {
-                        let m = need_max("yarn's default factor is max/original")?;
-                        notes.push(format!("yarn factor defaulted to max_position_embeddings / original = {m}/{orig}"));
-                        m as f64 / orig as f64
-                    }
-                };
-                if let Some(m) = max_pos {
-                    let implied = m as f64 / orig as f64;
-                    if implied != factor && implied != 1.0 {
-                        notes.push(format!(
-                            "yarn factor {factor} differs from max_position_embeddings / original = {m}/{orig} = {implied}; the explicit factor is used (as transformers 5.x does)"
-                        ));
-                    }
-                }
-                RopeScaling::Yarn {
-                    factor,
-                    original_max_position_embeddings: orig,
-                    attention_factor: num(params, "attention_factor")?,
-                    mscale: num(params, "mscale")?,
-                    mscale_all_dim: num(params, "mscale_all_dim")?,
-                    // Python `get("beta_fast") or 32`: 0 and null also mean the default.
-                    beta_fast: num(params, "beta_fast")?
-                        .filter(|b| *b != 0.0)
-                        .unwrap_or(32.0),
-                    beta_slow: num(params, "beta_slow")?
-                        .filter(|b| *b != 0.0)
-                        .unwrap_or(1.0),
-                    truncate: boolean(params, "truncate")?.unwrap_or(true),
-                }
-            }
-            "longrope" => {
-                let orig = original()?;
-                let factor = match factor {
-                    Some(f) => f,
-                    None => {
-                        need_max("longrope's default factor is max/original")? as f64 / orig as f64
-                    }
-                };
-                RopeScaling::Longrope {
-                    short_factor: list(params, "short_factor")?,
-                    long_factor: list(params, "long_factor")?,
-                    factor,
-                    original_max_position_embeddings: orig,
-                    attention_factor: num(params, "attention_factor")?,
-                }
-            }
-            "llama3" => RopeScaling::Llama3 {
-                factor: required(factor, "factor", "llama3")?,
-                low_freq_factor: positive(
-                    required(num(params, "low_freq_factor")?, "low_freq_factor", "llama3")?,
-                    "low_freq_factor",
-                )?,
-                high_freq_factor: required(
-                    num(params, "high_freq_factor")?,
-                    "high_freq_factor",
-                    "llama3",
-                )?,
-                original_max_position_embeddings: original()?,
-            },
-            _ => unreachable!("rope type checked above"),
-        };
+        )?;
 
         // DeepSeek-V2/V3 multiply the softmax scale by mscale² (yarn_apply_mscale).
+        // Only when the config scales the rope (transformers: `rope_scaling is not None`; the
+        // default type means none) and gives a non-zero mscale_all_dim.
         let softmax_scale_multiplier = if is_deepseek {
             let msd = num(params, "mscale_all_dim")?.unwrap_or(0.0);
-            Some(match (type_name.as_str(), factor) {
-                ("default", _) => 1.0,
-                (_, Some(f)) if msd != 0.0 => {
+            let scaled = rope_type != RopeType::Default;
+            Some(match factor {
+                Some(f) if scaled && msd != 0.0 => {
                     let m = yarn_get_mscale(f, msd);
                     m * m
                 }
-                _ => 1.0,
+                Some(_) | None => 1.0,
             })
         } else {
             None
@@ -710,13 +547,10 @@ mod tests {
             "rope_parameters": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 500, "rope_theta": 5000.0}}))
         .unwrap();
         assert_eq!(c.base, 5000.0);
-        match c.scaling {
-            RopeScaling::Yarn {
-                original_max_position_embeddings,
-                ..
-            } => assert_eq!(original_max_position_embeddings, 100),
-            ref s => panic!("{s:?}"),
-        }
+        let RopeScaling::Yarn(y) = &c.scaling else {
+            panic!("{:?}", c.scaling)
+        };
+        assert_eq!(y.original_max_position_embeddings, 100);
     }
 
     #[test]

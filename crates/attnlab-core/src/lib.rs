@@ -20,6 +20,7 @@
 //! | the complete two-token prediction | [`predict`] |
 //! | fixed blocks (`E`, `Wq`, `Wk`, `Wv`, `Wo`, `X`) from files | [`blocks`] |
 //! | floating-point types and emulated precisions | [`numeric`] |
+//! | phases m·ω reduced against the true 2π (shared by positions and spectra) | [`phase`] |
 //!
 //! The library knows nothing about terminals; the `attnlab` binary renders what it returns.
 
@@ -36,6 +37,7 @@ pub mod experiment;
 pub mod lab;
 pub mod layer;
 pub mod numeric;
+pub mod phase;
 pub mod position;
 pub mod predict;
 pub mod present;

@@ -76,19 +76,6 @@ impl InputArgs {
     }
 }
 
-/// A whole number written as `4096`, `1e6` or `2^20`; `None` for anything else.
-pub fn whole_number(s: &str) -> Option<u64> {
-    let t = s.trim();
-    if let Ok(v) = t.parse::<u64>() {
-        return Some(v);
-    }
-    if let Some((b, e)) = t.split_once('^') {
-        return b.parse::<u64>().ok()?.checked_pow(e.parse::<u32>().ok()?);
-    }
-    let v: f64 = t.parse().ok()?;
-    (v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v < 1.8e19).then_some(v as u64)
-}
-
 /// A clap value parser for a core [`Choice`] enum: lists the canonical names in `--help` and
 /// in errors, accepts the enum's aliases too.
 pub fn choice<T: Choice + Send + Sync + Clone>() -> impl clap::builder::TypedValueParser<Value = T>

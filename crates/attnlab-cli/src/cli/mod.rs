@@ -8,11 +8,8 @@ mod embed;
 mod equivariance;
 mod exec;
 mod lab;
-mod legacy_plot;
-mod output;
 mod predict;
 mod rope;
-mod rope_spectrum;
 mod session;
 
 use clap::{Parser, Subcommand};

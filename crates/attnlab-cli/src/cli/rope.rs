@@ -1,33 +1,171 @@
-//! `attnlab rope …`: the subcommand enum. `score` lives here; `identity`, `period`, `resolve`
-//! and `audit` live in [`super::rope_spectrum`].
+//! `attnlab rope …`: the subcommands' options, converted to the core's rope requests
+//! (`attnlab_core::api::rope`) and run through [`super::exec`]. Only the syntax of the option
+//! strings is checked here (numbers, counts); every range and every source rule is the core's.
+
+use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 
-use super::legacy_plot::{line_chart, LineChart, Series};
-use attnlab_core::position::frequencies::{
-    parse_omega_list, short_number, Omega, RotaryFrequencies,
+use attnlab_core::api::rope::{
+    audit::AuditRequest, identity::IdentityRequest, period::PeriodRequest, resolve::ResolveRequest,
+    score::ScoreRequest, ConfigSource, FrequencySource,
 };
-use attnlab_core::position::rotary::{aligned_scores, separations_like_zero};
+use attnlab_core::api::value::{Count, List};
+use attnlab_core::api::Request;
+use attnlab_core::numeric::Dtype;
 use attnlab_core::spectrum::resolve::DEFAULT_TOL;
-use serde_json::json;
+use attnlab_core::Error;
 
-use super::output::{num, print_json, table};
-use super::rope_spectrum;
+use super::exec::{emit, execute, run_with_progress, stdout_error, Show};
 use super::Outcome;
 
 #[derive(Debug, Subcommand)]
 pub enum RopeCommand {
     /// The relative-position identity (R(iω)q)ᵀ(R(jω)k) = qᵀR((j−i)ω)k, and translation invariance per dtype.
-    Identity(rope_spectrum::IdentityArgs),
+    Identity(IdentityArgs),
     /// Positional contribution to a score vs separation: cos(sω), averaged over several frequencies.
     Score(ScoreArgs),
     /// The first separation at which a single frequency repeats (exact for rational multiples of π).
-    Period(rope_spectrum::PeriodArgs),
+    Period(PeriodArgs),
     /// Check that a frequency set distinguishes every separation 1..L−1 from 0 (exit 1 if not).
-    Resolve(rope_spectrum::ResolveArgs),
+    Resolve(ResolveArgs),
     /// Audit a model's RoPE configuration: wavelengths, resolution, decay, precision (a report:
     /// exit 0 whatever it finds).
-    Audit(rope_spectrum::AuditArgs),
+    Audit(AuditArgs),
+}
+
+pub fn run(cmd: RopeCommand) -> anyhow::Result<Outcome> {
+    match cmd {
+        RopeCommand::Identity(a) => identity(a),
+        RopeCommand::Score(a) => score(a),
+        RopeCommand::Period(a) => period(a),
+        RopeCommand::Resolve(a) => resolve(a),
+        RopeCommand::Audit(a) => audit(a),
+    }
+}
+
+/// Where a frequency set comes from (exactly one of these).
+#[derive(Debug, Clone, clap::Args)]
+pub struct SourceArgs {
+    /// Explicit frequencies, comma-separated expressions (pi/2,pi/3 stay exact; 0.25 is a float).
+    #[arg(long, allow_hyphen_values = true)]
+    omega: Option<String>,
+    /// Base θ of ω_k = θ^(−2k/D) (with --dim).
+    #[arg(long, allow_hyphen_values = true)]
+    base: Option<String>,
+    /// Rotary dimension D (even; with --base).
+    #[arg(long, allow_hyphen_values = true)]
+    dim: Option<String>,
+    /// A Hugging Face config.json.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// A built-in model preset.
+    #[arg(long)]
+    preset: Option<String>,
+}
+
+impl SourceArgs {
+    fn source(&self) -> Result<FrequencySource, Error> {
+        Ok(FrequencySource {
+            omega: self.omega.as_deref().map(List::parse),
+            base: self
+                .base
+                .as_deref()
+                .map(|b| number("base", b))
+                .transpose()?,
+            dim: self
+                .dim
+                .as_deref()
+                .map(|d| count("dim", d, NON_NEGATIVE))
+                .transpose()?,
+            config: self.config.clone().map(ConfigSource::Path),
+            preset: self.preset.clone(),
+        })
+    }
+}
+
+/// A number option (syntax only: the core checks its range).
+fn number(what: &str, s: &str) -> Result<f64, Error> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| Error::invalid(what, s, "a number"))?;
+    if !v.is_finite() {
+        return Err(Error::invalid(what, s, "a finite number"));
+    }
+    Ok(v)
+}
+
+const NON_NEGATIVE: &str = "a non-negative integer, e.g. 4096, 1e6 or 2^20";
+
+/// A count option (`4096`, `1e6`, `2^20`, `128k`), its error naming the option.
+fn count(what: &str, s: &str, expected: &str) -> Result<Count, Error> {
+    Count::parse(s).map_err(|_| Error::invalid(what, s, expected))
+}
+
+/// Runs a request whose single chart goes to the file `plot` (the `score` and `identity`
+/// convention), then shows the report.
+fn execute_with_plot_file(
+    request: &Request,
+    json: bool,
+    plot: Option<&Path>,
+) -> anyhow::Result<Outcome> {
+    let report = run_with_progress(request)?;
+    if let Some(path) = plot {
+        if let Some(chart) = report.charts().first() {
+            attnlab_render::svg::write_file(path, chart)?;
+        }
+    }
+    emit(
+        &report,
+        &Show {
+            json,
+            plot_dir: None,
+        },
+    )?;
+    if let (Some(path), false) = (plot, json) {
+        use std::io::Write;
+        writeln!(std::io::stdout(), "Plot written to {}", path.display()).map_err(stdout_error)?;
+    }
+    Ok(report.outcome())
+}
+
+/// Options of `attnlab rope identity`.
+#[derive(Debug, clap::Args)]
+pub struct IdentityArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Seed of the ChaCha8 generator for q, k and positions.
+    #[arg(long, allow_hyphen_values = true, default_value = "0")]
+    seed: String,
+    /// Number of random (q, k, i, j) trials (1..=1000000).
+    #[arg(long, allow_hyphen_values = true, default_value = "200")]
+    trials: String,
+    /// Largest shift t of the translation-invariance table (log grid, 4 per decade; ≤ 2^40).
+    #[arg(long, allow_hyphen_values = true, default_value = "1e9")]
+    max_shift: String,
+    /// Writes an SVG of error vs shift per dtype (log-log) to FILE.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `attnlab rope identity`: default frequencies base 10000, dim 64.
+fn identity(a: IdentityArgs) -> anyhow::Result<Outcome> {
+    let request = Request::RopeIdentity(IdentityRequest {
+        source: a.source.source()?,
+        seed: count(
+            "seed",
+            &a.seed,
+            "a non-negative integer seed below 2^64, e.g. 0 or 42",
+        )?
+        .get(),
+        trials: count("trials", &a.trials, NON_NEGATIVE)?,
+        max_shift: count("max-shift", &a.max_shift, NON_NEGATIVE)?,
+    });
+    execute_with_plot_file(&request, a.json, a.plot.as_deref())
 }
 
 /// Options of `attnlab rope score`.
@@ -42,7 +180,7 @@ pub struct ScoreArgs {
     base: Option<f64>,
     /// Rotary dimension D (even, ≤ 32768) for --base.
     #[arg(long, requires = "base", conflicts_with = "omega")]
-    dim: Option<usize>,
+    dim: Option<u64>,
     /// Largest separation s shown (1..=1000000, and separations × frequencies ≤ 2^24).
     #[arg(long, default_value_t = 8)]
     max_sep: u64,
@@ -52,145 +190,143 @@ pub struct ScoreArgs {
     tol: f64,
     /// Write an SVG line chart of score vs separation to FILE.
     #[arg(long, value_name = "FILE")]
-    plot: Option<std::path::PathBuf>,
+    plot: Option<PathBuf>,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
 }
 
-/// Per-frequency columns are shown in the table up to this many frequencies (JSON has all).
-const MAX_TABLE_COLUMNS: usize = 8;
-
 fn score(a: ScoreArgs) -> anyhow::Result<Outcome> {
-    let omegas: Vec<Omega> = match (&a.omega, a.base, a.dim) {
-        (Some(text), _, _) => parse_omega_list(text)?,
-        (None, Some(base), Some(dim)) => {
-            let f = RotaryFrequencies::from_base(base, dim)?;
-            f.inv_freq
-                .iter()
-                .map(|&w| Omega::float(w))
-                .collect::<attnlab_core::Result<_>>()?
-        }
-        _ => anyhow::bail!("give --omega LIST or --base B --dim D"),
-    };
-    let labels: Vec<String> = match (a.base, a.dim) {
-        (Some(base), Some(dim)) if a.omega.is_none() => (0..omegas.len())
-            .map(|k| format!("{}^(-{}/{dim})", short_number(base), 2 * k))
-            .collect(),
-        _ => omegas.iter().map(|o| o.label()).collect(),
-    };
-    let rows = aligned_scores(&omegas, a.max_sep)?;
-    let equal = separations_like_zero(&omegas, a.max_sep, a.tol)?;
-
-    if let Some(path) = &a.plot {
-        let mut series = Vec::new();
-        if omegas.len() <= 5 {
-            for (k, label) in labels.iter().enumerate() {
-                series.push(Series {
-                    name: format!("cos(s·{label})"),
-                    points: rows
-                        .iter()
-                        .map(|r| (r.separation as f64, r.scores[k]))
-                        .collect(),
-                    markers: rows.len() <= 64,
-                });
-            }
-        }
-        if omegas.len() > 1 {
-            series.push(Series {
-                name: format!("mean over {} frequencies", omegas.len()),
-                points: rows.iter().map(|r| (r.separation as f64, r.mean)).collect(),
-                markers: rows.len() <= 64,
-            });
-        }
-        let chart = LineChart {
-            title: "RoPE positional score vs separation (aligned unit vectors)".into(),
-            x_label: "separation s = j − i".into(),
-            y_label: "score".into(),
-            series,
-            ..Default::default()
-        };
-        line_chart(path, &chart)?;
-    }
-
-    if a.json {
-        let out = json!({
-            "omegas": omegas.iter().zip(&labels).map(|(o, l)| json!({
-                "label": l,
-                "value": o.value(),
-                "exact": matches!(o, Omega::PiRational { .. }),
-            })).collect::<Vec<_>>(),
-            "separations": rows,
-            "equal_to_zero_separation": equal,
-            "tolerance": a.tol,
-            "criterion": "every plane's phase s*omega within tolerance (radians) of 0 mod 2*pi, as in rope resolve; exact integer arithmetic for exact frequencies",
-            "plot": a.plot.as_ref().map(|p| p.display().to_string()),
-        });
-        print_json(&out)?;
-        return Ok(Outcome::Holds);
-    }
-
-    let per_column = omegas.len() <= MAX_TABLE_COLUMNS;
-    let mut header: Vec<String> = vec!["s".into()];
-    if per_column {
-        header.extend(labels.iter().map(|l| format!("cos(s·{l})")));
-    }
-    if omegas.len() > 1 {
-        header.push("mean".into());
-    }
-    let header_refs: Vec<&str> = header.iter().map(String::as_str).collect();
-    let mut t = table(&header_refs);
-    for r in &rows {
-        let mut cells = vec![r.separation.to_string()];
-        if per_column {
-            cells.extend(r.scores.iter().map(|&v| num(v)));
-        }
-        if omegas.len() > 1 {
-            cells.push(num(r.mean));
-        }
-        t.add_row(cells);
-    }
-    println!(
-        "Positional score of aligned unit vectors: cos(s·ω) per frequency{}.",
-        if omegas.len() > 1 {
-            ", and their mean"
-        } else {
-            ""
-        }
-    );
-    println!("{t}");
-    if !per_column {
-        println!(
-            "({} frequencies: per-frequency columns omitted; --json lists them all.)",
-            omegas.len()
-        );
-    }
-    if omegas.iter().any(|o| matches!(o, Omega::PiRational { .. })) {
-        println!("Exact frequencies (rational multiples of π) use exactly reduced phases: quarter turns give exactly 1, 0, −1.");
-    }
-    match equal.as_slice() {
-        [] => println!(
-            "No separation in 1..={} scores like s = 0 (no separation has every phase within {:e} rad of a full turn).",
-            a.max_sep, a.tol
-        ),
-        s => println!(
-            "Separations scoring like s = 0 (every phase within {:e} rad of a full turn): {}.",
-            a.tol,
-            s.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
-        ),
-    }
-    if let Some(p) = &a.plot {
-        println!("Plot written to {}", p.display());
-    }
-    Ok(Outcome::Holds)
+    let request = Request::RopeScore(ScoreRequest {
+        source: FrequencySource {
+            omega: a.omega.as_deref().map(List::parse),
+            base: a.base,
+            dim: a.dim.map(Count),
+            ..FrequencySource::default()
+        },
+        max_sep: Count(a.max_sep),
+        tol: a.tol,
+    });
+    execute_with_plot_file(&request, a.json, a.plot.as_deref())
 }
 
-pub fn run(cmd: RopeCommand) -> anyhow::Result<Outcome> {
-    match cmd {
-        RopeCommand::Identity(a) => rope_spectrum::identity(a),
-        RopeCommand::Score(a) => score(a),
-        RopeCommand::Period(a) => rope_spectrum::period(a),
-        RopeCommand::Resolve(a) => rope_spectrum::resolve(a),
-        RopeCommand::Audit(a) => rope_spectrum::audit(a),
-    }
+/// Options of `attnlab rope period`.
+#[derive(Debug, clap::Args)]
+pub struct PeriodArgs {
+    /// The frequency (one expression: pi/2, -pi/2, 2*pi/7, 0.25; |ω| ≤ 1e4).
+    #[arg(long, allow_hyphen_values = true)]
+    omega: String,
+    /// Phase tolerance (radians) for the first near-repeat search.
+    #[arg(long, allow_hyphen_values = true, default_value = "1e-3")]
+    tol: String,
+    /// Search bound of the first separation within --tol (≤ 2^40).
+    #[arg(long, allow_hyphen_values = true, default_value = "1e7")]
+    max_sep: String,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+fn period(a: PeriodArgs) -> anyhow::Result<Outcome> {
+    let request = Request::RopePeriod(PeriodRequest {
+        omega: List(vec![a.omega.clone()]),
+        tol: number("tol", &a.tol)?,
+        max_sep: count("max-sep", &a.max_sep, NON_NEGATIVE)?,
+    });
+    execute(
+        &request,
+        &Show {
+            json: a.json,
+            plot_dir: None,
+        },
+    )
+}
+
+/// Options of `attnlab rope resolve`.
+#[derive(Debug, clap::Args)]
+pub struct ResolveArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Context length L: separations 1..L−1 are examined (L ≤ 2^30, and L × planes ≤ 2^34).
+    #[arg(long, allow_hyphen_values = true)]
+    context: Option<String>,
+    /// Alias tolerance (radians): s aliases 0 when every plane is within tol of a full turn.
+    #[arg(long, allow_hyphen_values = true, default_value = "1e-9")]
+    tol: String,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+fn context(s: Option<&str>) -> Result<Option<Count>, Error> {
+    s.map(|c| count("context", c, NON_NEGATIVE)).transpose()
+}
+
+/// `attnlab rope resolve`: a check. Exit 0 when every separation 1..L−1 is distinguished from
+/// 0, exit 1 when some separation aliases 0.
+fn resolve(a: ResolveArgs) -> anyhow::Result<Outcome> {
+    let request = Request::RopeResolve(ResolveRequest {
+        source: a.source.source()?,
+        context: context(a.context.as_deref())?,
+        tol: number("tol", &a.tol)?,
+    });
+    execute(
+        &request,
+        &Show {
+            json: a.json,
+            plot_dir: None,
+        },
+    )
+}
+
+/// Options of `attnlab rope audit`.
+#[derive(Debug, clap::Args)]
+pub struct AuditArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Context length L ≤ 2^24, and L × planes ≤ 2^31 (default: the config's
+    /// max_position_embeddings).
+    #[arg(long, allow_hyphen_values = true)]
+    context: Option<String>,
+    /// The dtype the verdict speaks about (all four are in the JSON).
+    #[arg(long, allow_hyphen_values = true, default_value = "bf16")]
+    dtype: String,
+    /// Alias tolerance (radians) of the resolution.
+    #[arg(long, allow_hyphen_values = true, default_value = "1e-9")]
+    tol: String,
+    /// Skip the minimum-base search.
+    #[arg(long)]
+    skip_min_base: bool,
+    /// Coarse log-grid ratio of the minimum-base search, in [1.0001, 2] (default 1.0005; finer
+    /// finds narrower islands of passing bases, proportionally slower).
+    #[arg(long, allow_hyphen_values = true, conflicts_with = "skip_min_base")]
+    min_base_grid: Option<String>,
+    /// Writes wavelengths.svg, decay.svg and precision.svg into DIR.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+fn audit(a: AuditArgs) -> anyhow::Result<Outcome> {
+    let request = Request::RopeAudit(AuditRequest {
+        source: a.source.source()?,
+        context: context(a.context.as_deref())?,
+        dtype: Dtype::parse(&a.dtype)?,
+        tol: number("tol", &a.tol)?,
+        skip_min_base: a.skip_min_base,
+        min_base_grid: a
+            .min_base_grid
+            .as_deref()
+            .map(|g| number("min-base-grid", g))
+            .transpose()?,
+    });
+    execute(
+        &request,
+        &Show {
+            json: a.json,
+            plot_dir: a.plot.as_deref(),
+        },
+    )
 }

@@ -23,6 +23,7 @@ pub mod equivariance;
 pub mod lab;
 pub mod layer_input;
 pub mod predict;
+pub mod rope;
 pub mod session;
 pub mod value;
 
@@ -120,6 +121,21 @@ pub enum Request {
     Predict(predict::PredictRequest),
     /// `attnlab session` (scripted, or the step list).
     Session(session::SessionRequest),
+    /// `attnlab rope identity`.
+    #[serde(rename = "rope identity")]
+    RopeIdentity(rope::identity::IdentityRequest),
+    /// `attnlab rope score`.
+    #[serde(rename = "rope score")]
+    RopeScore(rope::score::ScoreRequest),
+    /// `attnlab rope period`.
+    #[serde(rename = "rope period")]
+    RopePeriod(rope::period::PeriodRequest),
+    /// `attnlab rope resolve`.
+    #[serde(rename = "rope resolve")]
+    RopeResolve(rope::resolve::ResolveRequest),
+    /// `attnlab rope audit`.
+    #[serde(rename = "rope audit")]
+    RopeAudit(rope::audit::AuditRequest),
 }
 
 /// One report, for any command; serialises as the command's own report (no wrapper).
@@ -140,6 +156,16 @@ pub enum Report {
     Predict(Box<predict::PredictReport>),
     /// `attnlab session`.
     Session(Box<session::SessionReport>),
+    /// `attnlab rope identity`.
+    RopeIdentity(Box<rope::identity::IdentityReport>),
+    /// `attnlab rope score`.
+    RopeScore(Box<rope::score::ScoreReport>),
+    /// `attnlab rope period`.
+    RopePeriod(Box<rope::period::PeriodReport>),
+    /// `attnlab rope resolve`.
+    RopeResolve(Box<rope::resolve::ResolveReport>),
+    /// `attnlab rope audit`.
+    RopeAudit(Box<rope::audit::AuditReport>),
 }
 
 /// The command names, as the CLI spells them (`rope audit` is `rope/audit` in URLs).
@@ -151,6 +177,11 @@ pub const COMMANDS: &[&str] = &[
     "embed",
     "predict",
     "session",
+    "rope identity",
+    "rope score",
+    "rope period",
+    "rope resolve",
+    "rope audit",
 ];
 
 impl Request {
@@ -164,11 +195,18 @@ impl Request {
             Request::Embed(_) => "embed",
             Request::Predict(_) => "predict",
             Request::Session(_) => "session",
+            Request::RopeIdentity(_) => "rope identity",
+            Request::RopeScore(_) => "rope score",
+            Request::RopePeriod(_) => "rope period",
+            Request::RopeResolve(_) => "rope resolve",
+            Request::RopeAudit(_) => "rope audit",
         }
     }
 
     /// Builds a request from the command's name and a JSON body (an object whose fields are the
     /// CLI's long options in snake_case). Unknown fields are errors, not silently ignored.
+    /// Two-word commands are spelled as the CLI does (`rope audit`) or as in URLs
+    /// (`rope/audit`).
     ///
     /// # Errors
     /// An unknown command, a body that is not an object, unknown fields, wrong types.
@@ -212,6 +250,11 @@ impl Request {
             "embed" => Request::Embed(typed(command, body)?),
             "predict" => Request::Predict(typed(command, body)?),
             "session" => Request::Session(typed(command, body)?),
+            "rope identity" | "rope/identity" => Request::RopeIdentity(typed(command, body)?),
+            "rope score" | "rope/score" => Request::RopeScore(typed(command, body)?),
+            "rope period" | "rope/period" => Request::RopePeriod(typed(command, body)?),
+            "rope resolve" | "rope/resolve" => Request::RopeResolve(typed(command, body)?),
+            "rope audit" | "rope/audit" => Request::RopeAudit(typed(command, body)?),
             other => {
                 return Err(Error::invalid(
                     "command",
@@ -234,6 +277,11 @@ impl Report {
             Report::Embed(r) => r.outcome(),
             Report::Predict(r) => r.outcome(),
             Report::Session(r) => r.outcome(),
+            Report::RopeIdentity(r) => r.outcome(),
+            Report::RopeScore(r) => r.outcome(),
+            Report::RopePeriod(r) => r.outcome(),
+            Report::RopeResolve(r) => r.outcome(),
+            Report::RopeAudit(r) => r.outcome(),
         }
     }
 
@@ -247,6 +295,11 @@ impl Report {
             Report::Embed(r) => r.charts(),
             Report::Predict(r) => r.charts(),
             Report::Session(r) => r.charts(),
+            Report::RopeIdentity(r) => r.charts(),
+            Report::RopeScore(r) => r.charts(),
+            Report::RopePeriod(r) => r.charts(),
+            Report::RopeResolve(r) => r.charts(),
+            Report::RopeAudit(r) => r.charts(),
         }
     }
 }
@@ -272,5 +325,10 @@ pub fn run_with(request: &Request, ctx: &Context) -> Result<Report> {
         Request::Embed(r) => Report::Embed(Box::new(embed::run(r, ctx)?)),
         Request::Predict(r) => Report::Predict(Box::new(predict::run(r, ctx)?)),
         Request::Session(r) => Report::Session(Box::new(session::run(r, ctx)?)),
+        Request::RopeIdentity(r) => Report::RopeIdentity(Box::new(rope::identity::run(r, ctx)?)),
+        Request::RopeScore(r) => Report::RopeScore(Box::new(rope::score::run(r, ctx)?)),
+        Request::RopePeriod(r) => Report::RopePeriod(Box::new(rope::period::run(r, ctx)?)),
+        Request::RopeResolve(r) => Report::RopeResolve(Box::new(rope::resolve::run(r, ctx)?)),
+        Request::RopeAudit(r) => Report::RopeAudit(Box::new(rope::audit::run(r, ctx)?)),
     })
 }

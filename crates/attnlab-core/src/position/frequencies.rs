@@ -9,8 +9,12 @@ use serde::Serialize;
 
 use crate::{Error, Result};
 
-mod scaling;
-pub use scaling::{attention_factor, yarn_correction_range, yarn_get_mscale, RopeScaling};
+pub mod scaling;
+pub use crate::phase::reduce_angle;
+pub use scaling::{
+    attention_factor, yarn_correction_range, yarn_get_mscale, Dynamic, Linear, Llama3, Longrope,
+    RopeScaling, RopeType, Unscaled, Yarn,
+};
 
 /// One rotation frequency (radians per position).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -79,32 +83,12 @@ fn decimal_rational(text: &str) -> Option<(i128, i128)> {
     Some((sign * (p / g), q / g))
 }
 
-/// A compact display of a number: Rust's shortest round-trip form (no digits are invented or
-/// lost), in scientific notation outside [10⁻⁴, 10⁹) so that `1e300` or `1e-300` does not print
-/// hundreds of zeros.
-///
-/// ```
-/// use attnlab_core::position::frequencies::short_number;
-/// assert_eq!(short_number(0.25), "0.25");
-/// assert_eq!(short_number(1e300), "1e300");
-/// assert_eq!(short_number(-2.5e-7), "-2.5e-7");
-/// assert_eq!(short_number(10000.0), "10000");
-/// ```
-pub fn short_number(x: f64) -> String {
-    let a = x.abs();
-    if a == 0.0 || !x.is_finite() || (1e-4..1e9).contains(&a) {
-        format!("{x}")
-    } else {
-        format!("{x:e}")
-    }
-}
-
 /// Largest accepted |ω| (radians per position).
 ///
 /// For integer positions a frequency only matters modulo 2π (ω and ω − 2πk rotate every
 /// position identically), so larger frequencies alias to ω mod 2π and add nothing. The bound also
 /// keeps the phase arithmetic accurate: with positions |m| ≤ [`MAX_POSITION`] = 2⁴⁰,
-/// |m·ω/2π| ≤ 2⁴⁰·10⁴/2π ≈ 1.75·10¹⁵ < 2⁵¹, where [`crate::spectrum::angle::turns_nearest`]
+/// |m·ω/2π| ≤ 2⁴⁰·10⁴/2π ≈ 1.75·10¹⁵ < 2⁵¹, where [`crate::phase::turns_nearest`]
 /// is accurate to ~10⁻¹⁶ turns.
 pub const MAX_OMEGA: f64 = 1e4;
 
@@ -147,20 +131,28 @@ pub(crate) fn check_head_dim(dim: usize) -> Result<()> {
     Ok(())
 }
 
+/// A bound in one-digit scientific notation (`1e4`).
+fn sci1(x: f64) -> String {
+    crate::present::number::format(x, crate::present::number::Style::Scientific(1))
+}
+
 fn check_range(value: f64, label: &str) -> Result<()> {
     let a = value.abs();
     if a > MAX_OMEGA {
         return Err(Error::invalid(
             "frequency",
             label,
-            format!("|ω| ≤ {MAX_OMEGA:e} rad/position: for integer positions a larger ω acts exactly like ω mod 2π, so give the reduced frequency instead"),
+            format!("|ω| ≤ {} rad/position: for integer positions a larger ω acts exactly like ω mod 2π, so give the reduced frequency instead", sci1(MAX_OMEGA)),
         ));
     }
     if a < MIN_OMEGA {
         return Err(Error::invalid(
             "frequency",
             label,
-            format!("|ω| ≥ {MIN_OMEGA:e} rad/position (the wavelength 2π/ω must be finite)"),
+            format!(
+                "|ω| ≥ {} rad/position (the wavelength 2π/ω must be finite)",
+                sci1(MIN_OMEGA)
+            ),
         ));
     }
     Ok(())
@@ -200,7 +192,7 @@ impl Omega {
                 "a non-zero, finite angle per position",
             ));
         }
-        check_range(value, &short_number(value))?;
+        check_range(value, &crate::present::number::short(value))?;
         Ok(Omega::Float { value })
     }
 
@@ -234,7 +226,7 @@ impl Omega {
                 let r = ((s as i128 * a as i128).rem_euclid(b as i128)) as f64;
                 std::f64::consts::TAU * r / b as f64
             }
-            None => crate::position::frequencies::reduce_angle(s as f64 * 1.0, self.value()),
+            None => reduce_angle(s as f64, self.value()),
         }
     }
 
@@ -415,7 +407,7 @@ impl Omega {
             Omega::PiRational { num, den: 1 } => format!("{num}*pi"),
             Omega::PiRational { num: 1, den } => format!("pi/{den}"),
             Omega::PiRational { num, den } => format!("{num}*pi/{den}"),
-            Omega::Float { value } => short_number(value),
+            Omega::Float { value } => crate::present::number::short(value),
         }
     }
 }
@@ -458,24 +450,6 @@ pub fn parse_omega_list(text: &str) -> Result<Vec<Omega>> {
             }
         })
         .collect()
-}
-
-/// `m·ω mod 2π` in [0, 2π) for a (possibly huge) integer position `m` (|m| < 2⁵³).
-///
-/// Reduces against the true 2π, not the binary64 number `TAU` (which is 2.45e-16 short, an
-/// error that would grow by that much per turn — 2.4e-7 rad after 10⁹ turns): the exact product
-/// `m·ω` is multiplied by 1/(2π) held as a double-double ([`crate::spectrum::angle`]), so the
-/// phase is accurate to about 2⁻⁵³ relative plus 10⁻¹⁹ turns at 10¹² turns. This is what lets
-/// translation-invariance tests at t = 10⁹ measure the layer's arithmetic, not the test's.
-pub fn reduce_angle(m: f64, omega: f64) -> f64 {
-    let t = crate::spectrum::angle::turns_nearest(m, omega);
-    let t = if t < 0.0 { t + 1.0 } else { t };
-    // t + 1 can round to exactly 1 for t ≈ −2⁻⁵⁴; keep the result inside [0, 2π).
-    if t >= 1.0 {
-        0.0
-    } else {
-        std::f64::consts::TAU * t
-    }
 }
 
 /// The frequencies of a rotary configuration, as a model implementation would build them.
@@ -543,7 +517,7 @@ impl RotaryFrequencies {
             base: Some(base),
             effective_base: Some(base),
             context: None,
-            source: format!("base {}, dim {dim}", short_number(base)),
+            source: format!("base {}, dim {dim}", crate::present::number::short(base)),
             rope_type: "base".into(),
             softmax_scale_multiplier: None,
         })

@@ -13,7 +13,8 @@
 use ndarray::{Array2, ArrayView2};
 use serde::Serialize;
 
-use crate::position::frequencies::{reduce_angle, Omega, RotaryFrequencies};
+use crate::phase::{exact_phase_distance, phase_distance, reduce_angle};
+use crate::position::frequencies::{Omega, RotaryFrequencies};
 use crate::{Error, Real, Result};
 
 /// Which coordinates of a head are paired into one rotation plane.
@@ -383,11 +384,11 @@ fn check_separation_args(omegas: &[Omega], max_sep: u64) -> Result<()> {
 }
 
 /// The separations s in 1..=`max_sep` that score like separation 0 in the phase sense of
-/// [`crate::spectrum::resolve`]: every plane's phase s·ω_k is within `tol` radians of 0 mod 2π,
+/// `rope resolve`: every plane's phase s·ω_k is within `tol` radians of 0 mod 2π,
 /// `max_k dist(s·ω_k, 2πℤ) ≤ tol`. Exact frequencies ([`Omega::PiRational`]) use integer
-/// arithmetic (`s·a mod b`), float ones the double-double reduction of
-/// [`crate::spectrum::angle`]. With `tol` = [`crate::spectrum::resolve::DEFAULT_TOL`] this is
-/// exactly the alias criterion `rope resolve` uses, so the two commands agree.
+/// arithmetic (`s·a mod b`), float ones the double-double reduction of [`crate::phase`]. With
+/// `tol` = 1e-9 (the default alias tolerance of `rope resolve`) this is exactly the alias
+/// criterion `rope resolve` uses, so the two commands agree.
 ///
 /// ```
 /// use attnlab_core::position::frequencies::parse_omega_list;
@@ -407,7 +408,6 @@ pub fn separations_like_zero(omegas: &[Omega], max_sep: u64, tol: f64) -> Result
             "a phase tolerance in (0, π] radians",
         ));
     }
-    use crate::spectrum::angle::{exact_phase_distance, phase_distance};
     Ok((1..=max_sep)
         .filter(|&s| {
             omegas.iter().all(|o| {
@@ -584,27 +584,6 @@ mod tests {
             "mixed layouts should not be translation invariant: {mixed:?}"
         );
         assert!((mixed.0 - score(&inter, &inter, 3, 5)).abs() > 1e-3);
-    }
-
-    #[test]
-    fn score_and_resolve_agree_on_separations_like_zero() {
-        // ω = 1e-7: s·ω ≤ 5e-7 rad for s ≤ 5, within the old score tolerance (|cos − 1| ≤ 1e-12
-        // admits 1.4e-6 rad) but far outside 1e-9 rad: resolve distinguishes them, so must score.
-        let w = [Omega::float(1e-7).unwrap()];
-        assert_eq!(
-            separations_like_zero(&w, 5, 1e-9).unwrap(),
-            Vec::<u64>::new()
-        );
-        let r = crate::spectrum::resolve::resolve(&w, 6, 1e-9).unwrap();
-        assert!(r.resolves);
-        // And where resolve finds an alias, the score criterion lists exactly that separation.
-        let set = [Omega::parse("pi/2").unwrap(), Omega::parse("pi/3").unwrap()];
-        let r = crate::spectrum::resolve::resolve(&set, 13, 1e-9).unwrap();
-        assert_eq!(
-            separations_like_zero(&set, 12, 1e-9).unwrap(),
-            vec![r.first_alias.unwrap()]
-        );
-        assert!(separations_like_zero(&set, 12, 0.0).is_err());
     }
 
     #[test]

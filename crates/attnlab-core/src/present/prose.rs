@@ -54,4 +54,5 @@ pub fn diagnosis(conclusion: crate::experiment::Conclusion, ratio: f64, eps_rati
         ),
     }
 }
+pub mod rope;
 pub mod session;

@@ -4,10 +4,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::decay::{decay, min_base_for_context_on_grid, MinBase};
-use super::identity::{invariance_rows, random_cases, shift_grid, ShiftRow};
+use super::decay::{decay, min_base_search, Decay, MinBase};
+use super::identity::{invariance_rows, random_cases, shift_grid, Pipeline, ShiftRow};
 use super::precision::{precision_all, DtypePrecision};
 use super::resolve::{resolve, Resolution};
+use super::Watch;
 use crate::numeric::Dtype;
 use crate::position::frequencies::{Omega, RotaryFrequencies};
 use crate::{Error, Result};
@@ -60,8 +61,9 @@ pub struct AuditOptions {
 /// Everything the audit computes. Field names are the JSON contract.
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditReport {
-    /// Plain-language summary; every number in it is taken from the fields below.
-    pub verdict: String,
+    /// What the audit found, as typed facts (the verdict sentence is written from these by
+    /// [`crate::present::prose::audit_verdict`]).
+    pub findings: AuditFindings,
     /// Where the frequencies came from.
     pub source: String,
     /// The base (θ), when the set has one, as configured.
@@ -112,42 +114,176 @@ pub struct AuditReport {
     /// Details of that search (null when skipped).
     pub min_base_search: Option<MinBase>,
     /// Per dtype: position ids and cos/sin cache rows.
-    pub precision: BTreeMap<String, DtypePrecision>,
+    pub precision: BTreeMap<Dtype, DtypePrecision>,
     /// Translation-invariance error |S(i+t, j+t) − S(i, j)| vs t up to the context, per pipeline.
     pub invariance: Vec<ShiftRow>,
 }
 
-fn fmt_g(x: f64) -> String {
-    if x != 0.0 && (x.abs() >= 1e5 || x.abs() < 1e-3) {
-        format!("{x:.3e}")
-    } else {
-        let s = format!("{x:.4}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    }
+/// The findings of an audit: the facts its verdict states, each a number or an enum.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuditFindings {
+    /// L.
+    pub context: u64,
+    /// How many planes turn fully within the context.
+    pub turns: TurnsFinding,
+    /// The cos/sin attention factor when it is not 1.
+    pub attention_factor: Option<f64>,
+    /// Whether every separation is distinguished from 0.
+    pub resolution: ResolutionFinding,
+    /// Men et al. 2024's decay criterion.
+    pub decay: DecayFinding,
+    /// The smallest base satisfying the criterion, when it was searched and found.
+    pub min_base: Option<MinBaseFinding>,
+    /// Position ids and cos/sin rows in the verdict's dtype.
+    pub precision: PrecisionFinding,
+    /// Translation invariance in the verdict's dtype (absent without shifts).
+    pub invariance: Option<InvarianceFinding>,
+}
+
+/// Planes that complete a full turn within the context.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TurnsFinding {
+    /// Number of planes.
+    pub planes: usize,
+    /// Planes with (L−1)·ω ≥ 2π.
+    pub full_turn: usize,
+    /// Shortest wavelength 2π/ω (positions).
+    pub wavelength_min: f64,
+    /// Longest wavelength.
+    pub wavelength_max: f64,
+}
+
+/// The resolution, as the verdict states it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ResolutionFinding {
+    /// Every separation 1..L−1 is distinguished from 0.
+    Resolves {
+        /// The separation with the smallest margin.
+        closest_separation: u64,
+        /// That margin (radians).
+        margin: f64,
+    },
+    /// A separation is within `tol` of a full turn in every plane.
+    Aliases {
+        /// The first such separation.
+        separation: u64,
+        /// The alias tolerance (radians).
+        tol: f64,
+    },
+    /// L = 1: there is no separation to distinguish.
+    NoSeparation,
+}
+
+/// Men et al. 2024's criterion B(m) = Σ_k cos(m·ω_k) ≥ 0 for m < L.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DecayFinding {
+    /// B(m) ≥ 0 for every m < L.
+    Holds {
+        /// min over m < L of B(m)/planes.
+        min_mean: f64,
+        /// Where.
+        at: u64,
+    },
+    /// B(m) < 0 first at `first_negative` < L.
+    Fails {
+        /// The first m with B(m) < 0.
+        first_negative: u64,
+    },
+}
+
+/// The smallest base whose default frequencies satisfy the decay criterion at this context.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MinBaseFinding {
+    /// The base found.
+    pub base: f64,
+    /// The rotary dimension it is for.
+    pub rotary_dim: usize,
+    /// The configured base and its ratio to `base`, when the set has a base.
+    pub configured: Option<BaseRatio>,
+    /// The effective base at this context and its ratio, when it differs from the configured one.
+    pub effective: Option<BaseRatio>,
+}
+
+/// A base and its ratio to the smallest passing base.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct BaseRatio {
+    /// The base.
+    pub base: f64,
+    /// base / the smallest passing base.
+    pub ratio: f64,
+}
+
+/// What the verdict's dtype does to positions 0..L−1.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PrecisionFinding {
+    /// The dtype.
+    pub dtype: Dtype,
+    /// Distinct position ids once cast to the dtype.
+    pub distinct_positions: u64,
+    /// Ids are exact up to this one (when some id in the context is not).
+    pub exact_up_to: Option<u64>,
+    /// The first id that overflows, if any.
+    pub overflow_from: Option<u64>,
+    /// Distinct ids in f32 (where Hugging Face keeps positions).
+    pub f32_distinct_positions: u64,
+    /// Distinct cos/sin cache rows in the dtype.
+    pub distinct_rows: u64,
+    /// The first position whose row repeats an earlier one.
+    pub first_duplicate: Option<DuplicateRow>,
+}
+
+/// A cache row that repeats an earlier position's row.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DuplicateRow {
+    /// The position.
+    pub position: u64,
+    /// The earlier position with the same row.
+    pub repeats: u64,
+}
+
+/// Translation invariance |S(i+t, j+t) − S(i, j)| in the verdict's dtype.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct InvarianceFinding {
+    /// The pipeline (the dtype's Hugging Face pipeline; f64 is the naive one).
+    pub pipeline: Pipeline,
+    /// The smallest shift.
+    pub first_shift: u64,
+    /// The error at it.
+    pub first_error: f64,
+    /// The largest shift examined.
+    pub max_shift: u64,
+    /// The shift with the largest error.
+    pub worst_shift: u64,
+    /// That error.
+    pub worst_error: f64,
+    /// The largest error of the accurately reduced f64 pipeline over all shifts.
+    pub exact_error: f64,
 }
 
 /// Audits a frequency set at context L. `omegas` (if given) keeps exact multiples of π exact
-/// for the resolution; otherwise `freqs.inv_freq` is used. `progress` receives fractions in
-/// [0, 1] during the minimum-base search.
+/// for the resolution; otherwise `freqs.inv_freq` is used. `watch` receives the progress of the
+/// minimum-base search (fractions in [0, 1]) and can stop it.
 ///
 /// ```
 /// use attnlab_core::numeric::Dtype;
 /// use attnlab_core::position::frequencies::RotaryFrequencies;
-/// use attnlab_core::spectrum::audit::{audit, AuditOptions};
+/// use attnlab_core::spectrum::{audit::{audit, AuditOptions}, Watch};
 /// let f = RotaryFrequencies::from_base(10000.0, 128).unwrap();
 /// let o = AuditOptions { context: 4096, dtype: Dtype::Bf16, tol: 1e-9, min_base: false, min_base_grid: 1.0005 };
-/// let r = audit(&f, None, &o, |_| {}).unwrap();
+/// let r = audit(&f, None, &o, &Watch::default()).unwrap();
 /// assert_eq!(r.planes_full_turn, 46); // Liu et al. 2023: critical dimension 92 for Llama 2
 /// ```
 ///
 /// # Errors
 /// `context` not in 1..=[`MAX_AUDIT_CONTEXT`] or context × planes above [`MAX_AUDIT_WORK`], bad
-/// tolerance or grid ratio.
+/// tolerance or grid ratio; [`crate::ErrorKind::Cancelled`] when `watch` stops it.
 pub fn audit(
     freqs: &RotaryFrequencies,
     omegas: Option<&[Omega]>,
     opts: &AuditOptions,
-    progress: impl FnMut(f64),
+    watch: &Watch,
 ) -> Result<AuditReport> {
     let l = opts.context;
     if l == 0 || l > MAX_AUDIT_CONTEXT {
@@ -198,141 +334,40 @@ pub fn audit(
             .map(|&w| Omega::float(w))
             .collect::<Result<_>>()?,
     };
+    watch.check("the audit")?;
     let resolution = resolve(&set, l, opts.tol)?;
+    watch.check("the audit")?;
     let dec = decay(&freqs.inv_freq, l, 400)?;
     // The minimum base is defined for an even rotary dimension (default frequencies b^(−2k/d)).
     let min_base_search =
         if opts.min_base && freqs.rotary_dim.is_multiple_of(2) && freqs.rotary_dim > 0 {
-            Some(min_base_for_context_on_grid(
+            Some(min_base_search(
                 freqs.rotary_dim,
                 l,
                 opts.min_base_grid,
-                progress,
+                watch,
             )?)
         } else {
             None
         };
     let min_base_for_context = min_base_search.as_ref().and_then(|m| m.base);
-    let precision: BTreeMap<String, DtypePrecision> = precision_all(freqs, l)
-        .into_iter()
-        .map(|(d, p)| (d.name().to_string(), p))
-        .collect();
+    watch.check("the audit")?;
+    let precision: BTreeMap<Dtype, DtypePrecision> = precision_all(freqs, l).into_iter().collect();
     let cases = random_cases(freqs.inv_freq.len(), 8, 0, 1024);
     let invariance = invariance_rows(freqs, &cases, &shift_grid(l.max(2) - 1));
-
-    // Verdict: every number comes from the computed fields.
-    let n = planes.len();
-    let mut v = String::new();
-    let wl_min = planes
-        .iter()
-        .map(|p| p.wavelength)
-        .fold(f64::INFINITY, f64::min);
-    let wl_max = planes.iter().map(|p| p.wavelength).fold(0.0, f64::max);
-    if planes_full_turn == n {
-        v += &format!(
-            "All {} planes complete at least one full turn within the context of {} positions (wavelengths {} to {} positions). ",
-            n,
-            l,
-            fmt_g(wl_min),
-            fmt_g(wl_max)
-        );
-    } else {
-        v += &format!(
-            "{} of {} planes complete a full turn within the context of {} positions (wavelengths {} to {} positions); the other {} turn by less than one full turn over the whole context, so there they act as slow, nearly monotone position signals. ",
-            planes_full_turn,
-            n,
-            l,
-            fmt_g(wl_min),
-            fmt_g(wl_max),
-            n - planes_full_turn
-        );
-    }
-    if freqs.attention_factor != 1.0 {
-        v += &format!(
-            "cos and sin are scaled by an attention factor of {}. ",
-            fmt_g(freqs.attention_factor)
-        );
-    }
-    match (resolution.resolves, resolution.first_alias, resolution.min_margin, resolution.margin_at) {
-        (true, _, Some(m), Some(at)) => {
-            v += &format!("Every separation 1..{} is distinguishable from 0: the closest call is separation {} with a margin of {} rad. ", l - 1, at, fmt_g(m))
-        }
-        (false, Some(a), _, _) => v += &format!("Separation {} is indistinguishable from 0 (every plane within {} rad of a full turn): the set aliases within the context. ", a, fmt_g(opts.tol)),
-        _ => {}
-    }
-    match dec.first_negative {
-        None => v += &format!("The long-distance decay criterion of Men et al. 2024 holds: B(m) = Σcos(mω) stays ≥ 0 for all m < {} (minimum mean {} at m = {}). ", l, fmt_g(dec.min_mean), dec.min_mean_at),
-        Some(m) => v += &format!("The decay criterion of Men et al. 2024 fails: B(m) = Σcos(mω) first turns negative at m = {} < {}. ", m, l),
-    }
-    if let Some(b) = min_base_for_context {
-        match freqs.base {
-            Some(cb) => {
-                v += &format!("The smallest base satisfying it for rotary dimension {} is about {} (configured: {}, ratio {}", freqs.rotary_dim, fmt_g(b), fmt_g(cb), fmt_g(cb / b));
-                match freqs.effective_base {
-                    Some(eb) if eb != cb => {
-                        v += &format!(
-                            "; effective at this context: {}, ratio {}). ",
-                            fmt_g(eb),
-                            fmt_g(eb / b)
-                        )
-                    }
-                    _ => v += "). ",
-                }
-            }
-            None => {
-                v += &format!(
-                    "The smallest base satisfying it for rotary dimension {} is about {}. ",
-                    freqs.rotary_dim,
-                    fmt_g(b)
-                )
-            }
-        }
-    }
-    let p = &precision[opts.dtype.name()];
-    v += &format!(
-        "Position ids cast to {} would keep {} of {} distinct values",
-        opts.dtype, p.distinct_positions, l
+    let findings = findings(
+        freqs,
+        opts,
+        &planes,
+        planes_full_turn,
+        &resolution,
+        &dec,
+        min_base_for_context,
+        &precision,
+        &invariance,
     );
-    if let Some(x) = p.first_inexact_position {
-        v += &format!(" (exact only up to {})", x - 1);
-    }
-    if let Some(o) = p.first_overflow_position {
-        v += &format!(", ids from {o} overflow");
-    }
-    v += &format!(
-        " (Hugging Face keeps positions in f32: {} distinct); its cos/sin cache cast to {} has {} distinct rows of {}",
-        precision["f32"].distinct_positions, opts.dtype, p.distinct_rows, l
-    );
-    if let Some(d) = p.first_duplicate_row {
-        v += &format!(
-            " (position {} repeats position {})",
-            d,
-            p.first_duplicate_of.unwrap_or(0)
-        );
-    }
-    v += ".";
-    let key = opts.dtype.name();
-    let worst = invariance
-        .iter()
-        .max_by(|x, y| x.errors[key].total_cmp(&y.errors[key]));
-    if let (Some(first), Some(worst)) = (invariance.first(), worst) {
-        let exact = invariance
-            .iter()
-            .map(|r| r.errors["f64_exact"])
-            .fold(0.0, f64::max);
-        v += &format!(
-            " Translation invariance in {}: shifting both positions by {} changes a score by up to {}; the largest change over shifts up to {} is {} (at shift {}; exact f64 reduction: {}).",
-            key,
-            first.shift,
-            fmt_g(first.errors[key]),
-            l - 1,
-            fmt_g(worst.errors[key]),
-            worst.shift,
-            fmt_g(exact)
-        );
-    }
     Ok(AuditReport {
-        verdict: v,
+        findings,
         source: freqs.source.clone(),
         base: freqs.base,
         effective_base: freqs.effective_base,
@@ -361,6 +396,108 @@ pub fn audit(
     })
 }
 
+/// The verdict's facts, taken from the computed parts (every number is one of theirs or a
+/// ratio of two of them).
+#[allow(clippy::too_many_arguments)]
+fn findings(
+    freqs: &RotaryFrequencies,
+    opts: &AuditOptions,
+    planes: &[PlaneAudit],
+    planes_full_turn: usize,
+    resolution: &Resolution,
+    dec: &Decay,
+    min_base: Option<f64>,
+    precision: &BTreeMap<Dtype, DtypePrecision>,
+    invariance: &[ShiftRow],
+) -> AuditFindings {
+    let turns = TurnsFinding {
+        planes: planes.len(),
+        full_turn: planes_full_turn,
+        wavelength_min: planes
+            .iter()
+            .map(|p| p.wavelength)
+            .fold(f64::INFINITY, f64::min),
+        wavelength_max: planes.iter().map(|p| p.wavelength).fold(0.0, f64::max),
+    };
+    let resolution = match (
+        resolution.first_alias,
+        resolution.min_margin,
+        resolution.margin_at,
+    ) {
+        (Some(separation), _, _) => ResolutionFinding::Aliases {
+            separation,
+            tol: opts.tol,
+        },
+        (None, Some(margin), Some(closest_separation)) => ResolutionFinding::Resolves {
+            closest_separation,
+            margin,
+        },
+        (None, None, _) | (None, Some(_), None) => ResolutionFinding::NoSeparation,
+    };
+    let decay = match dec.first_negative {
+        Some(first_negative) => DecayFinding::Fails { first_negative },
+        None => DecayFinding::Holds {
+            min_mean: dec.min_mean,
+            at: dec.min_mean_at,
+        },
+    };
+    let ratio = |base: f64, b: f64| BaseRatio {
+        base,
+        ratio: base / b,
+    };
+    let min_base = min_base.map(|b| MinBaseFinding {
+        base: b,
+        rotary_dim: freqs.rotary_dim,
+        configured: freqs.base.map(|cb| ratio(cb, b)),
+        effective: match (freqs.base, freqs.effective_base) {
+            (Some(cb), Some(eb)) if eb != cb => Some(ratio(eb, b)),
+            (Some(_) | None, Some(_) | None) => None,
+        },
+    });
+    let p = &precision[&opts.dtype];
+    let precision = PrecisionFinding {
+        dtype: opts.dtype,
+        distinct_positions: p.distinct_positions,
+        exact_up_to: p.first_inexact_position.map(|x| x - 1),
+        overflow_from: p.first_overflow_position,
+        f32_distinct_positions: precision[&Dtype::F32].distinct_positions,
+        distinct_rows: p.distinct_rows,
+        first_duplicate: p.first_duplicate_row.map(|position| DuplicateRow {
+            position,
+            repeats: p.first_duplicate_of.unwrap_or(0),
+        }),
+    };
+    let pipeline = Pipeline::of(opts.dtype);
+    let worst = invariance
+        .iter()
+        .max_by(|x, y| x.errors[&pipeline].total_cmp(&y.errors[&pipeline]));
+    let invariance = match (invariance.first(), invariance.last(), worst) {
+        (Some(first), Some(last), Some(worst)) => Some(InvarianceFinding {
+            pipeline,
+            first_shift: first.shift,
+            first_error: first.errors[&pipeline],
+            max_shift: last.shift,
+            worst_shift: worst.shift,
+            worst_error: worst.errors[&pipeline],
+            exact_error: invariance
+                .iter()
+                .map(|r| r.errors[&Pipeline::F64Exact])
+                .fold(0.0, f64::max),
+        }),
+        _ => None,
+    };
+    AuditFindings {
+        context: opts.context,
+        turns,
+        attention_factor: (freqs.attention_factor != 1.0).then_some(freqs.attention_factor),
+        resolution,
+        decay,
+        min_base,
+        precision,
+        invariance,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -375,7 +512,7 @@ mod tests {
             min_base_grid: 1.0005,
         };
         let f = RotaryFrequencies::from_base(10000.0, 1024).unwrap();
-        let e = audit(&f, None, &o(1 << 24), |_| {})
+        let e = audit(&f, None, &o(1 << 24), &Watch::default())
             .unwrap_err()
             .to_string();
         assert!(
@@ -383,7 +520,7 @@ mod tests {
             "{e}"
         );
         let f = RotaryFrequencies::from_base(10000.0, 8).unwrap();
-        let e = audit(&f, None, &o((1 << 24) + 1), |_| {})
+        let e = audit(&f, None, &o((1 << 24) + 1), &Watch::default())
             .unwrap_err()
             .to_string();
         assert!(e.contains("16777217") && e.contains("1..=2^24"), "{e}");
@@ -400,10 +537,19 @@ mod tests {
             min_base: false,
             min_base_grid: 1.0005,
         };
-        let r = audit(&f, None, &o, |_| {}).unwrap();
+        let r = audit(&f, None, &o, &Watch::default()).unwrap();
         assert_eq!((r.planes_full_turn, r.dims_full_turn), (46, 92));
         assert!(r.planes[45].full_turn_in_context && !r.planes[46].full_turn_in_context);
-        assert!(r.verdict.contains("46 of 64 planes"));
-        assert_eq!(r.precision["bf16"].first_inexact_position, Some(257));
+        assert_eq!(
+            r.findings.turns,
+            TurnsFinding {
+                planes: 64,
+                full_turn: 46,
+                wavelength_min: r.planes[0].wavelength,
+                wavelength_max: r.planes[63].wavelength,
+            }
+        );
+        assert_eq!(r.precision[&Dtype::Bf16].first_inexact_position, Some(257));
+        assert_eq!(r.findings.precision.exact_up_to, Some(256));
     }
 }

@@ -7,7 +7,10 @@
 
 use serde::Serialize;
 
-use super::angle::phase;
+use rayon::prelude::*;
+
+use super::Watch;
+use crate::phase::phase;
 use crate::{Error, Result};
 
 /// Steps between exact re-synchronisations of the cos/sin recurrence. The rotation recurrence
@@ -235,12 +238,18 @@ pub struct MinBase {
     pub fine_ratio: f64,
     /// Relative width of the final bisection bracket.
     pub rel_precision: f64,
-    /// Number of bases evaluated.
+    /// Number of bases the search evaluates: the coarse grid points up to the answer, the fine
+    /// grid and the bisection (the same for any number of threads).
     pub evaluations: usize,
 }
 
-/// Some m in lo, lo+step, … < hi with B(m) < 0 (not necessarily the first). Long ranges are
-/// split between two threads, which stop as soon as either finds one.
+/// Evaluations of B per parallel block of [`negative_in`] (about 4 ms for 64 planes in release).
+const BLOCK: u64 = 1 << 16;
+
+/// Some m in lo, lo+step, … < hi with B(m) < 0 (not necessarily the first). Long ranges are cut
+/// into blocks of [`BLOCK`] evaluations that rayon's threads scan; all stop soon after one finds
+/// a negative value. Whether one exists does not depend on the number of threads; which one is
+/// returned may (callers only use it as a hint).
 fn negative_in(ws: &[f64], lo: u64, hi: u64, step: u64) -> Option<u64> {
     use std::sync::atomic::{AtomicBool, Ordering};
     if lo >= hi {
@@ -260,21 +269,17 @@ fn negative_in(ws: &[f64], lo: u64, hi: u64, step: u64) -> Option<u64> {
         hit
     };
     let evaluations = (hi - lo).div_ceil(step);
-    if evaluations < 1 << 16 {
+    if evaluations <= BLOCK {
         return run(lo, hi);
     }
-    let mid = lo + (evaluations / 2) * step;
-    let (a, b) = std::thread::scope(|sc| {
-        let h = sc.spawn(|| run(mid, hi));
-        (run(lo, mid), h.join().expect("decay thread panicked"))
-    });
-    a.or(b)
+    (0..evaluations.div_ceil(BLOCK))
+        .into_par_iter()
+        .find_map_any(|b| {
+            let a = lo + b * BLOCK * step;
+            run(a, a.saturating_add(BLOCK * step).min(hi))
+        })
 }
 
-/// Whether some m in 1..L has B_b(m) < 0 for default frequencies of base b. Separations where
-/// earlier bases failed are tried first — both as they were and scaled by b/b_earlier (the slow
-/// planes make the dips of B move proportionally to b) — which is sound (a hint only ever rejects
-/// with a real negative value); otherwise a full ordered scan decides.
 /// Grid point `i` of the coarse scan: 2·ratioⁱ.
 fn grid_base(ratio: f64, i: usize) -> f64 {
     2.0 * ratio.powi(i as i32)
@@ -285,57 +290,56 @@ fn last_grid_index(ratio: f64) -> usize {
     ((1e15f64 / 2.0).ln() / ratio.ln()).floor() as usize
 }
 
-/// The coarse scan: the smallest grid index whose base passes, or `None` up to 10¹⁵, and the
-/// number of bases evaluated. Two workers take the even and the odd grid points in increasing
-/// order (each keeping its own hints, which stay local because its points are adjacent) and
-/// stop once they pass the best passing index found so far, so every index below the answer is
-/// evaluated and failed — the result is exactly the sequential scan's.
-fn coarse_scan(
-    dim: usize,
-    context: u64,
-    ratio: f64,
-    progress: &mut impl FnMut(f64),
-) -> (Option<usize>, usize) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
+/// The coarse scan: the smallest grid index whose base passes, or `None` up to 10¹⁵.
+///
+/// W = rayon's thread count streams take the grid points k, k + W, k + 2W, … (k < W) in
+/// increasing order, each keeping its own hints (which stay local because its points are
+/// close), and stop once they pass the best passing index found so far. A stream only stops
+/// at an index ≥ the answer, so every index below the answer is evaluated and fails, and the
+/// answer itself is evaluated by its stream: the result is the sequential scan's for any W.
+/// Each stream reports progress (the largest failed index over the last one) and stops when
+/// `watch` says so.
+fn coarse_scan(dim: usize, context: u64, ratio: f64, watch: &Watch) -> Result<Option<usize>> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let last = last_grid_index(ratio);
     let best = AtomicUsize::new(usize::MAX);
     let done = AtomicUsize::new(0);
-    let evals = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..2usize)
-            .map(|k| {
-                let (best, done, evals) = (&best, &done, &evals);
-                scope.spawn(move || {
-                    let mut hints = Vec::new();
-                    let mut i = k;
-                    while i <= last && i < best.load(Ordering::Relaxed) {
-                        evals.fetch_add(1, Ordering::Relaxed);
-                        if !fails(grid_base(ratio, i), dim, context, &mut hints) {
-                            best.fetch_min(i, Ordering::Relaxed);
-                            break;
-                        }
-                        done.fetch_max(i, Ordering::Relaxed);
-                        i += 2;
+    let stop = AtomicBool::new(false);
+    let streams = rayon::current_num_threads().max(1);
+    rayon::scope(|scope| {
+        for k in 0..streams {
+            let (best, done, stop) = (&best, &done, &stop);
+            scope.spawn(move |_| {
+                let mut hints = Vec::new();
+                let mut i = k;
+                while i <= last && i < best.load(Ordering::Relaxed) {
+                    if stop.load(Ordering::Relaxed) || (watch.cancelled)() {
+                        stop.store(true, Ordering::Relaxed);
+                        return;
                     }
-                })
-            })
-            .collect();
-        // This thread only reports progress while the two workers use the two cores.
-        while workers.iter().any(|w| !w.is_finished()) {
-            progress(done.load(Ordering::Relaxed) as f64 / last as f64);
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        for w in workers {
-            w.join().expect("min-base worker panicked");
+                    if !fails(grid_base(ratio, i), dim, context, &mut hints) {
+                        best.fetch_min(i, Ordering::Relaxed);
+                        return;
+                    }
+                    let d = done.fetch_max(i, Ordering::Relaxed).max(i);
+                    (watch.progress)(d as f64 / last as f64);
+                    i += streams;
+                }
+            });
         }
     });
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::cancelled("the minimum-base search"));
+    }
     let b = best.load(Ordering::Relaxed);
-    (
-        (b != usize::MAX).then_some(b),
-        evals.load(Ordering::Relaxed),
-    )
+    Ok((b != usize::MAX).then_some(b))
 }
 
+/// Whether some m in 1..L has B_b(m) < 0 for default frequencies of base b. Separations where
+/// earlier bases failed are tried first — both as they were and scaled by b/b_earlier (the slow
+/// planes make the dips of B move proportionally to b) — which is sound (a hint only ever rejects
+/// with a real negative value); otherwise a full ordered scan decides. The answer does not
+/// depend on the hints (they only make it faster).
 fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bool {
     let ws = default_freqs(base, dim);
     let negative_in = |lo: u64, hi: u64, step: u64| negative_in(&ws, lo, hi, step);
@@ -404,7 +408,7 @@ fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bo
 pub fn min_base_for_context(
     dim: usize,
     context: u64,
-    progress: impl FnMut(f64),
+    progress: impl FnMut(f64) + Send,
 ) -> Result<MinBase> {
     min_base_for_context_on_grid(dim, context, DEFAULT_GRID_RATIO, progress)
 }
@@ -428,8 +432,33 @@ pub fn min_base_for_context_on_grid(
     dim: usize,
     context: u64,
     grid: f64,
-    mut progress: impl FnMut(f64),
+    progress: impl FnMut(f64) + Send,
 ) -> Result<MinBase> {
+    let progress = std::sync::Mutex::new(progress);
+    let report = |f: f64| {
+        // Several threads report; one that finds the lock taken skips its update.
+        if let Ok(mut p) = progress.try_lock() {
+            (*p)(f);
+        }
+    };
+    min_base_search(
+        dim,
+        context,
+        grid,
+        &Watch {
+            progress: &report,
+            cancelled: &|| false,
+        },
+    )
+}
+
+/// [`min_base_for_context_on_grid`] observed by `watch`: progress (fractions in [0, 1], from
+/// several threads) and cancellation, checked before every base evaluated. The result does not
+/// depend on the number of rayon threads (see `coarse_scan`).
+///
+/// # Errors
+/// As [`min_base_for_context_on_grid`]; [`crate::ErrorKind::Cancelled`] once `watch` says so.
+pub fn min_base_search(dim: usize, context: u64, grid: f64, watch: &Watch) -> Result<MinBase> {
     if !(MIN_GRID_RATIO..=2.0).contains(&grid) {
         return Err(Error::invalid(
             "min-base grid ratio",
@@ -453,7 +482,9 @@ pub fn min_base_for_context_on_grid(
     }
     let (coarse, fine, rel) = (grid, 1.0 + (grid - 1.0) / 4.0, 1e-5f64);
     let mut hints = Vec::new();
-    let (found, mut evals) = coarse_scan(dim, context, coarse, &mut progress);
+    let found = coarse_scan(dim, context, coarse, watch)?;
+    // Bases the sequential search evaluates: every grid point up to the answer (or all).
+    let mut evals = found.map_or(last_grid_index(coarse), |i| i) + 1;
     let prev = match found {
         Some(0) => None,
         Some(i) => Some(grid_base(coarse, i - 1)),
@@ -486,6 +517,7 @@ pub fn min_base_for_context_on_grid(
     // Fine grid inside (bad, good].
     let mut x = bad * fine;
     while x < good {
+        watch.check("the minimum-base search")?;
         evals += 1;
         if !fails(x, dim, context, &mut hints) {
             good = x;
@@ -496,6 +528,7 @@ pub fn min_base_for_context_on_grid(
     }
     while good / bad - 1.0 > rel {
         let mid = (bad * good).sqrt();
+        watch.check("the minimum-base search")?;
         evals += 1;
         if fails(mid, dim, context, &mut hints) {
             bad = mid;
@@ -503,7 +536,7 @@ pub fn min_base_for_context_on_grid(
             good = mid;
         }
     }
-    progress(1.0);
+    (watch.progress)(1.0);
     Ok(MinBase {
         base: Some(good),
         failing_below: Some(bad),
@@ -560,6 +593,42 @@ mod tests {
         let direct = (1..100_000u64).find(|&m| b_direct(&ws, m) < 0.0);
         assert_eq!(first_negative(&ws, 100_000), direct);
         assert!(direct.is_some());
+    }
+
+    #[test]
+    fn blocked_negative_search_agrees_with_the_ordered_scan_for_any_thread_count() {
+        // 300 000 separations: five blocks. Base 10000, d = 128 dips below 0 at m = 1707 (so
+        // a negative exists), base 1e7 at d = 16 within 300 000 too or not — the ordered scan
+        // decides, and the blocked search must agree in pools of 1 and 2 threads.
+        for (base, dim) in [(10000.0, 128), (1e7, 16), (5e5, 8)] {
+            let ws = default_freqs(base, dim);
+            let want = first_negative(&ws, 300_000).is_some();
+            for threads in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let got = pool.install(|| negative_in(&ws, 1, 300_000, 1));
+                assert_eq!(
+                    got.is_some(),
+                    want,
+                    "base {base}, d {dim}, {threads} threads"
+                );
+                if let Some(m) = got {
+                    assert!(b_direct(&ws, m) < 0.0 || scan_value(&ws, m) < 0.0);
+                }
+            }
+        }
+    }
+
+    /// B(m) as the scan computes it (recurrence), for checking a reported negative value.
+    fn scan_value(ws: &[f64], m: u64) -> f64 {
+        let mut v = f64::NAN;
+        scan_b(ws, m, m + 1, |_, b| {
+            v = b;
+            true
+        });
+        v
     }
 
     #[test]

@@ -13,8 +13,8 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
 use serde::Serialize;
 
-use super::angle::turns_nearest;
 use crate::numeric::Dtype;
+use crate::phase::turns_nearest;
 use crate::position::frequencies::{RotaryFrequencies, MAX_POSITION};
 use crate::{Error, Result};
 
@@ -132,6 +132,44 @@ fn normal_vec(rng: &mut ChaCha8Rng, n: usize) -> Vec<f64> {
 /// what we measure (typically < 10).
 pub const IDENTITY_TOL_EPS: f64 = 64.0;
 
+crate::choice! {
+    /// A way of computing a rotary score, compared in the translation-invariance table.
+    #[derive(PartialOrd, Ord)]
+    pub enum Pipeline("pipeline") {
+        /// f64 with the accurate phase reduction of [`crate::phase`] (the reference).
+        F64Exact = "f64_exact",
+        /// The naive f64 pipeline (`m as f64 · inv_freq`, f64 cos/sin).
+        F64 = "f64",
+        /// Hugging Face's float32 pipeline.
+        F32 = "f32",
+        /// Hugging Face's pipeline with cos/sin and the rotation in bfloat16.
+        Bf16 = "bf16",
+        /// Hugging Face's pipeline with cos/sin and the rotation in float16.
+        F16 = "f16",
+    }
+}
+
+impl Pipeline {
+    /// Every pipeline, in display order (the reference first).
+    pub const ALL: [Pipeline; 5] = [
+        Pipeline::F64Exact,
+        Pipeline::F64,
+        Pipeline::F32,
+        Pipeline::Bf16,
+        Pipeline::F16,
+    ];
+
+    /// The pipeline a dtype's model runs (f64: the naive one).
+    pub fn of(dtype: Dtype) -> Pipeline {
+        match dtype {
+            Dtype::F64 => Pipeline::F64,
+            Dtype::F32 => Pipeline::F32,
+            Dtype::Bf16 => Pipeline::Bf16,
+            Dtype::F16 => Pipeline::F16,
+        }
+    }
+}
+
 /// One row of the translation-invariance table: the largest |score(i+t, j+t) − score(i, j)| over
 /// the trials, per pipeline.
 #[derive(Debug, Clone, Serialize)]
@@ -140,7 +178,7 @@ pub struct ShiftRow {
     pub shift: u64,
     /// Error per pipeline: `f64_exact` (accurate reduction) and `f64`, `f32`, `bf16`, `f16`
     /// (the pipelines of [`pipeline_score`]).
-    pub errors: BTreeMap<String, f64>,
+    pub errors: BTreeMap<Pipeline, f64>,
 }
 
 /// The result of [`identity_check`].
@@ -166,6 +204,10 @@ pub struct IdentityReport {
     pub invariance: Vec<ShiftRow>,
     /// Base positions for the invariance test are drawn from 0..this.
     pub base_position_range: u64,
+    /// Positions of the identity trials are drawn from 0..=this.
+    pub max_shift: u64,
+    /// Number of random cases of the invariance table (at most 20).
+    pub invariance_cases: usize,
 }
 
 /// Shifts 1, 2, 3, 6, 10, 18, 32, 56, 100, … (4 per decade, rounded, deduplicated) up to and
@@ -189,9 +231,6 @@ pub fn shift_grid(max_shift: u64) -> Vec<u64> {
     out
 }
 
-/// Names of the pipelines in [`ShiftRow::errors`], in display order.
-pub const PIPELINES: [&str; 5] = ["f64_exact", "f64", "f32", "bf16", "f16"];
-
 /// Translation-invariance errors: for each shift t of `shifts` and each pipeline, the largest
 /// |S(i+t, j+t) − S(i, j)| over `qk` (pairs of vectors with base positions).
 pub fn invariance_rows(
@@ -204,17 +243,22 @@ pub fn invariance_rows(
         .iter()
         .map(|&t| {
             let mut errors = BTreeMap::new();
-            for name in PIPELINES {
+            for pipeline in Pipeline::ALL {
                 let mut worst = 0.0f64;
                 for (q, k, i, j) in cases {
-                    let e = match name {
-                        "f64_exact" => {
+                    let e = match pipeline {
+                        Pipeline::F64Exact => {
                             let a = score_absolute(omegas, q, k, (i + t) as f64, (j + t) as f64);
                             let b = score_absolute(omegas, q, k, *i as f64, *j as f64);
                             (a - b).abs()
                         }
-                        _ => {
-                            let d = Dtype::parse(name).expect("pipeline names are dtypes");
+                        Pipeline::F64 | Pipeline::F32 | Pipeline::Bf16 | Pipeline::F16 => {
+                            let d = match pipeline {
+                                Pipeline::F32 => Dtype::F32,
+                                Pipeline::Bf16 => Dtype::Bf16,
+                                Pipeline::F16 => Dtype::F16,
+                                Pipeline::F64 | Pipeline::F64Exact => Dtype::F64,
+                            };
                             let a = pipeline_score(freqs, q, k, i + t, j + t, d);
                             let b = pipeline_score(freqs, q, k, *i, *j, d);
                             (a - b).abs()
@@ -222,7 +266,7 @@ pub fn invariance_rows(
                     };
                     worst = worst.max(e);
                 }
-                errors.insert(name.to_string(), worst);
+                errors.insert(pipeline, worst);
             }
             ShiftRow { shift: t, errors }
         })
@@ -319,7 +363,8 @@ pub fn identity_check(
         max_err = max_err.max(err);
     }
     let range = 1024;
-    let cases = random_cases(p, trials.min(20), seed.wrapping_add(1), range);
+    let n_cases = trials.min(20);
+    let cases = random_cases(p, n_cases, seed.wrapping_add(1), range);
     let invariance = invariance_rows(freqs, &cases, &shift_grid(max_shift));
     Ok(IdentityReport {
         inv_freq: omegas.clone(),
@@ -332,6 +377,8 @@ pub fn identity_check(
         holds: max_ratio <= 1.0,
         invariance,
         base_position_range: range,
+        max_shift,
+        invariance_cases: n_cases,
     })
 }
 
@@ -381,7 +428,11 @@ mod tests {
         let cases = random_cases(32, 10, 11, 1024);
         let rows = invariance_rows(&f, &cases, &[1_000_000_000]);
         // Σ|q_p||k_p| ≈ 32·2 = 64 for standard normals; 64 eps per unit ⇒ ~1e-12.
-        assert!(rows[0].errors["f64_exact"] < 1e-11, "{:?}", rows[0].errors);
+        assert!(
+            rows[0].errors[&Pipeline::F64Exact] < 1e-11,
+            "{:?}",
+            rows[0].errors
+        );
     }
 
     #[test]
@@ -396,9 +447,18 @@ mod tests {
         let cases = random_cases(32, 20, 5, 1024);
         let rows = invariance_rows(&f, &cases, &[10, 1_000_000, 100_000_000]);
         let (small, mid, big) = (&rows[0].errors, &rows[1].errors, &rows[2].errors);
-        assert!(mid["f32"] > 100.0 * small["f32"], "f32 {small:?} {mid:?}");
-        assert!(mid["f16"] > 3.0 * small["f16"], "f16 {small:?} {mid:?}");
-        assert!(big["bf16"] > 10.0 * small["bf16"], "bf16 {small:?} {big:?}");
+        assert!(
+            mid[&Pipeline::F32] > 100.0 * small[&Pipeline::F32],
+            "f32 {small:?} {mid:?}"
+        );
+        assert!(
+            mid[&Pipeline::F16] > 3.0 * small[&Pipeline::F16],
+            "f16 {small:?} {mid:?}"
+        );
+        assert!(
+            big[&Pipeline::Bf16] > 10.0 * small[&Pipeline::Bf16],
+            "bf16 {small:?} {big:?}"
+        );
     }
 
     #[test]

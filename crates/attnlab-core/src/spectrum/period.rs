@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::angle::turns_nearest;
+use crate::phase::turns_nearest;
 use crate::position::frequencies::{Omega, MAX_POSITION};
 use crate::{Error, Result};
 
@@ -275,8 +275,8 @@ pub fn period(omega: Omega, tol: f64, max_sep: u64) -> Result<PeriodReport> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::angle::exact_phase_distance;
     use super::*;
+    use crate::phase::exact_phase_distance;
     use rand::{RngExt, SeedableRng};
 
     #[test]

@@ -7,6 +7,7 @@
 //!   inv_freq in f32, angle = f32 product, cos/sin in f32 times the attention factor (f32), cast
 //!   to the dtype. Two positions with identical rows are indistinguishable to the layer.
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::numeric::Dtype;
@@ -134,18 +135,16 @@ fn mix(h: u64, v: u64) -> u64 {
     h ^ (h >> 29)
 }
 
-/// Row keys (hash of the first [`KEY_PLANES`] planes) for positions lo..hi, one vector per dtype.
-/// The f32 angle and its cos/sin are computed once and cast to each of f32/bf16/f16.
-fn row_keys(freqs: &RotaryFrequencies, dtypes: &[Dtype], lo: u64, hi: u64) -> Vec<Vec<u64>> {
+/// Row keys (hash of the first [`KEY_PLANES`] planes) of positions `lo..lo + out[i].len()`, one
+/// output slice per dtype of `dtypes`. The f32 angle and its cos/sin are computed once and cast
+/// to each of f32/bf16/f16.
+fn row_keys(freqs: &RotaryFrequencies, dtypes: &[Dtype], lo: u64, out: &mut [&mut [u64]]) {
     let kp = KEY_PLANES.min(freqs.inv_freq.len());
     let af = freqs.attention_factor as f32;
-    let mut out: Vec<Vec<u64>> = dtypes
-        .iter()
-        .map(|_| Vec::with_capacity((hi - lo) as usize))
-        .collect();
+    let n = out.first().map_or(0, |o| o.len());
     let need64 = dtypes.contains(&Dtype::F64);
     let mut h = vec![0u64; dtypes.len()];
-    for m in lo..hi {
+    for (r, m) in (lo..lo + n as u64).enumerate() {
         h.iter_mut().for_each(|x| *x = 0xcbf2_9ce4_8422_2325);
         for k in 0..kp {
             let angle = (m as f32) * freqs.inv_freq_f32[k];
@@ -159,54 +158,63 @@ fn row_keys(freqs: &RotaryFrequencies, dtypes: &[Dtype], lo: u64, hi: u64) -> Ve
             for (i, &d) in dtypes.iter().enumerate() {
                 let (ec, es) = match d {
                     Dtype::F64 => e64.expect("computed when f64 is requested"),
-                    _ => (d.round_f32(c32).to_bits(), d.round_f32(s32).to_bits()),
+                    Dtype::F32 | Dtype::Bf16 | Dtype::F16 => {
+                        (d.round_f32(c32).to_bits(), d.round_f32(s32).to_bits())
+                    }
                 };
                 h[i] = mix(mix(h[i], ec), es);
             }
         }
-        for (i, v) in out.iter_mut().enumerate() {
-            v.push(h[i]);
+        for (o, &v) in out.iter_mut().zip(&h) {
+            o[r] = v;
         }
     }
-    out
 }
+
+/// Positions per parallel block of row keys.
+const ROW_BLOCK: usize = 1 << 14;
 
 /// Distinct cos/sin rows over positions 0..L−1 for each dtype of `dtypes`: returns
 /// (distinct rows, first duplicate position, the earlier position it repeats) per dtype.
 ///
-/// Rows are keyed by a hash of their first `KEY_PLANES` (4) planes (the highest frequencies,
-/// computed on two threads); the keys are sorted to find those shared by several positions, and
-/// only those positions are compared on the full row, so the count is exact.
+/// Rows are keyed by a hash of their first `KEY_PLANES` (4) planes (the highest frequencies;
+/// blocks of positions on rayon's threads, written in place); the keys are sorted to find those
+/// shared by several positions, and only those positions are compared on the full row, so the
+/// count is exact — and the same for any number of threads.
 pub fn cache_rows(
     freqs: &RotaryFrequencies,
     context: u64,
     dtypes: &[Dtype],
 ) -> Vec<(u64, Option<u64>, Option<u64>)> {
-    let mid = context / 2;
-    let (a, b) = std::thread::scope(|sc| {
-        let h = sc.spawn(|| row_keys(freqs, dtypes, mid, context));
-        (
-            row_keys(freqs, dtypes, 0, mid),
-            h.join().expect("row-key thread panicked"),
-        )
+    let len = usize::try_from(context).expect("the audit caps the context far below usize::MAX");
+    let mut keys: Vec<Vec<u64>> = dtypes.iter().map(|_| vec![0u64; len]).collect();
+    let mut blocks: Vec<Vec<&mut [u64]>> =
+        (0..len.div_ceil(ROW_BLOCK)).map(|_| Vec::new()).collect();
+    for per_dtype in keys.iter_mut() {
+        for (b, chunk) in per_dtype.chunks_mut(ROW_BLOCK).enumerate() {
+            blocks[b].push(chunk);
+        }
+    }
+    blocks.into_par_iter().enumerate().for_each(|(b, mut out)| {
+        row_keys(freqs, dtypes, (b * ROW_BLOCK) as u64, &mut out);
     });
-    let (a, b) = (&a, &b);
+    let keys = &keys;
     let count = |i: usize, d: Dtype| {
         // Sort the keys alone (8 bytes each) to find the keys shared by several positions; in
         // the common case there are none and no position list is built at all.
-        let mut keys: Vec<u64> = a[i].iter().chain(&b[i]).copied().collect();
-        keys.sort_unstable();
-        let mut shared: Vec<u64> = keys
+        let mut sorted: Vec<u64> = keys[i].clone();
+        sorted.sort_unstable();
+        let mut shared: Vec<u64> = sorted
             .windows(2)
             .filter(|w| w[0] == w[1])
             .map(|w| w[0])
             .collect();
         shared.dedup();
-        drop(keys);
+        drop(sorted);
         // Positions of each shared key, in increasing position order.
         let mut groups: std::collections::BTreeMap<u64, Vec<u64>> = Default::default();
         if !shared.is_empty() {
-            for (m, key) in a[i].iter().chain(&b[i]).enumerate() {
+            for (m, key) in keys[i].iter().enumerate() {
                 if shared.binary_search(key).is_ok() {
                     groups.entry(*key).or_default().push(m as u64);
                 }
@@ -229,18 +237,12 @@ pub fn cache_rows(
         }
         (context - dups, first.map(|f| f.0), first.map(|f| f.1))
     };
-    // One thread per dtype for the sort and the verification.
-    std::thread::scope(|sc| {
-        let handles: Vec<_> = dtypes
-            .iter()
-            .enumerate()
-            .map(|(i, &d)| sc.spawn(move || count(i, d)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("cache-row thread panicked"))
-            .collect()
-    })
+    // One task per dtype for the sort and the verification.
+    dtypes
+        .par_iter()
+        .enumerate()
+        .map(|(i, &d)| count(i, d))
+        .collect()
 }
 
 /// All precision facts for the four dtypes (f64, f32, bf16, f16).

@@ -8,6 +8,12 @@ mod embed;
 mod equivariance;
 mod lab;
 mod predict;
+mod rope_audit;
+mod rope_common;
+mod rope_identity;
+mod rope_period;
+mod rope_resolve;
+mod rope_score;
 pub mod session;
 mod table;
 
@@ -25,5 +31,10 @@ pub fn render(report: &Report) -> String {
         Report::Embed(r) => embed::render(r),
         Report::Predict(r) => predict::render(r),
         Report::Session(r) => session::render(r),
+        Report::RopeIdentity(r) => rope_identity::render(r),
+        Report::RopeScore(r) => rope_score::render(r),
+        Report::RopePeriod(r) => rope_period::render(r),
+        Report::RopeResolve(r) => rope_resolve::render(r),
+        Report::RopeAudit(r) => rope_audit::render(r),
     }
 }

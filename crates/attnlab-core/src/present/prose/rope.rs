@@ -1,0 +1,309 @@
+//! Sentences of the rope commands (`rope identity|score|period|resolve|audit`), written from
+//! their typed reports.
+
+use crate::present::number::{sci, short, sig};
+use crate::spectrum::audit::{
+    AuditFindings, DecayFinding, InvarianceFinding, MinBaseFinding, PrecisionFinding,
+    ResolutionFinding, TurnsFinding,
+};
+use crate::spectrum::period::PeriodReport;
+use crate::spectrum::resolve::Resolution;
+
+/// `n word` with the plural `words` unless n = 1.
+fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The separations 1..n in words: `separation 1` or `separations 1..n`.
+fn separations(n: u64) -> String {
+    if n == 1 {
+        "separation 1".into()
+    } else {
+        format!("separations 1..{n}")
+    }
+}
+
+/// The audit's verdict: one paragraph stating every finding, every number taken from
+/// `findings`.
+pub fn audit_verdict(f: &AuditFindings) -> String {
+    let mut v = turns(&f.turns, f.context);
+    if let Some(a) = f.attention_factor {
+        v += &format!(
+            "cos and sin are scaled by an attention factor of {}. ",
+            sig(a, 4)
+        );
+    }
+    v += &resolution_finding(&f.resolution, f.context);
+    v += &decay(&f.decay, f.context);
+    if let Some(m) = &f.min_base {
+        v += &min_base(m);
+    }
+    v += &precision(&f.precision, f.context);
+    if let Some(i) = &f.invariance {
+        v += &invariance(i);
+    }
+    v
+}
+
+fn turns(t: &TurnsFinding, l: u64) -> String {
+    let context = format!("the context of {}", count(l, "position", "positions"));
+    let wl = if t.planes == 1 || t.wavelength_min == t.wavelength_max {
+        format!("wavelength {} positions", sig(t.wavelength_min, 4))
+    } else {
+        format!(
+            "wavelengths {} to {} positions",
+            sig(t.wavelength_min, 4),
+            sig(t.wavelength_max, 4)
+        )
+    };
+    let rest = t.planes - t.full_turn;
+    if t.full_turn == t.planes {
+        if t.planes == 1 {
+            format!("The plane completes at least one full turn within {context} ({wl}). ")
+        } else if t.planes == 2 {
+            format!("Both planes complete at least one full turn within {context} ({wl}). ")
+        } else {
+            format!(
+                "All {} planes complete at least one full turn within {context} ({wl}). ",
+                t.planes
+            )
+        }
+    } else if t.planes == 1 {
+        format!("The plane turns by less than one full turn within {context} ({wl}), so there it acts as a slow, nearly monotone position signal. ")
+    } else if rest == 1 {
+        format!(
+            "{} of {} planes complete a full turn within {context} ({wl}); the other one turns by less than one full turn over the whole context, so there it acts as a slow, nearly monotone position signal. ",
+            t.full_turn, t.planes
+        )
+    } else {
+        format!(
+            "{} of {} planes complete a full turn within {context} ({wl}); the other {rest} turn by less than one full turn over the whole context, so there they act as slow, nearly monotone position signals. ",
+            t.full_turn, t.planes
+        )
+    }
+}
+
+fn resolution_finding(r: &ResolutionFinding, l: u64) -> String {
+    match *r {
+        ResolutionFinding::Resolves {
+            closest_separation,
+            margin,
+        } if l == 2 => format!(
+            "Separation {closest_separation} is distinguishable from 0 with a margin of {} rad. ",
+            sig(margin, 4)
+        ),
+        ResolutionFinding::Resolves {
+            closest_separation,
+            margin,
+        } => format!(
+            "Every separation 1..{} is distinguishable from 0: the closest call is separation {closest_separation} with a margin of {} rad. ",
+            l - 1,
+            sig(margin, 4)
+        ),
+        ResolutionFinding::Aliases { separation, tol } => format!(
+            "Separation {separation} is indistinguishable from 0 (every plane within {} rad of a full turn): the set aliases within the context. ",
+            sci(tol)
+        ),
+        ResolutionFinding::NoSeparation => {
+            "A context of 1 position has no separation to distinguish. ".into()
+        }
+    }
+}
+
+fn decay(d: &DecayFinding, l: u64) -> String {
+    match *d {
+        DecayFinding::Holds { min_mean, at } => format!(
+            "The long-distance decay criterion of Men et al. 2024 holds: B(m) = Σcos(mω) stays ≥ 0 for all m < {l} (minimum mean {} at m = {at}). ",
+            sig(min_mean, 4)
+        ),
+        DecayFinding::Fails { first_negative } => format!(
+            "The decay criterion of Men et al. 2024 fails: B(m) = Σcos(mω) first turns negative at m = {first_negative} < {l}. "
+        ),
+    }
+}
+
+fn min_base(m: &MinBaseFinding) -> String {
+    let head = format!(
+        "The smallest base satisfying it for rotary dimension {} is about {}",
+        m.rotary_dim,
+        sig(m.base, 4)
+    );
+    match (&m.configured, &m.effective) {
+        (Some(c), Some(e)) => format!(
+            "{head} (configured: {}, ratio {}; effective at this context: {}, ratio {}). ",
+            short(c.base),
+            sig(c.ratio, 4),
+            sig(e.base, 4),
+            sig(e.ratio, 4)
+        ),
+        (Some(c), None) => format!(
+            "{head} (configured: {}, ratio {}). ",
+            short(c.base),
+            sig(c.ratio, 4)
+        ),
+        (None, Some(_) | None) => format!("{head}. "),
+    }
+}
+
+fn precision(p: &PrecisionFinding, l: u64) -> String {
+    let mut v = format!(
+        "Position ids cast to {} would keep {} of {l} distinct values",
+        p.dtype, p.distinct_positions
+    );
+    if let Some(o) = p.overflow_from {
+        v += &format!(", ids from {o} overflow");
+    }
+    let exact = p
+        .exact_up_to
+        .map(|x| format!("exact only up to {x}; "))
+        .unwrap_or_default();
+    v += &format!(
+        " ({exact}Hugging Face keeps positions in f32: {} distinct); its cos/sin cache cast to {} has {} of {l}",
+        p.f32_distinct_positions,
+        p.dtype,
+        count(p.distinct_rows, "distinct row", "distinct rows")
+    );
+    if let Some(d) = &p.first_duplicate {
+        v += &format!(" (position {} repeats position {})", d.position, d.repeats);
+    }
+    v + "."
+}
+
+fn invariance(i: &InvarianceFinding) -> String {
+    if i.max_shift == i.first_shift {
+        return format!(
+            " Translation invariance in {}: shifting both positions by {} changes a score by up to {} (exact f64 reduction: {}).",
+            i.pipeline,
+            i.first_shift,
+            sig(i.first_error, 4),
+            sig(i.exact_error, 4)
+        );
+    }
+    format!(
+        " Translation invariance in {}: shifting both positions by {} changes a score by up to {}; the largest change over shifts up to {} is {} (at shift {}; exact f64 reduction: {}).",
+        i.pipeline,
+        i.first_shift,
+        sig(i.first_error, 4),
+        i.max_shift,
+        sig(i.worst_error, 4),
+        i.worst_shift,
+        sig(i.exact_error, 4)
+    )
+}
+
+/// How `rope identity` draws its random cases (the report's `generator`).
+pub fn identity_generator() -> &'static str {
+    "rand_chacha::ChaCha8Rng::seed_from_u64(seed), rand_distr::StandardNormal"
+}
+
+/// The identity's tolerance rule with its factor `k` (the report's `tolerance_rule`).
+pub fn identity_tolerance_rule(k: f64) -> String {
+    format!("{} * eps64 * sum_p |q_p||k_p|", short(k))
+}
+
+/// What each pipeline of the invariance table computes (the report's `pipelines`).
+pub fn identity_pipelines() -> &'static str {
+    "f64_exact: accurate phase reduction; f64: naive f64 product; f32/bf16/f16: HF pipeline (f32 positions, inv_freq and angles, cos/sin in f32 cast to the dtype, rotation in the dtype, dot accumulated in f32)"
+}
+
+/// The identity check's result line: the worst error, its tolerance and the verdict.
+pub fn identity_result(
+    max_abs_error: f64,
+    ratio: f64,
+    tolerance: f64,
+    k: f64,
+    (i, j): (u64, u64),
+    holds: bool,
+) -> String {
+    format!(
+        "max |error| = {} ; worst error/tolerance = {} (tolerance {} = {}·eps64·Σ|q_p||k_p|) at (i, j) = ({i}, {j}) → {}",
+        sci(max_abs_error),
+        sig(ratio, 6),
+        sci(tolerance),
+        short(k),
+        if holds { "holds" } else { "FAILS" }
+    )
+}
+
+/// The criterion of "scores like separation 0" (the score report's `criterion`).
+pub fn score_criterion() -> &'static str {
+    "every plane's phase s*omega within tolerance (radians) of 0 mod 2*pi, as in rope resolve; exact integer arithmetic for exact frequencies"
+}
+
+/// Which separations of 1..=`max_sep` score like s = 0 within `tol` radians.
+pub fn score_like_zero(equal: &[u64], max_sep: u64, tol: f64) -> String {
+    if equal.is_empty() {
+        format!(
+            "No separation in 1..={max_sep} scores like s = 0 (no separation has every phase within {} rad of a full turn).",
+            sci(tol)
+        )
+    } else {
+        let list: Vec<String> = equal.iter().map(u64::to_string).collect();
+        format!(
+            "Separations scoring like s = 0 (every phase within {} rad of a full turn): {}.",
+            sci(tol),
+            list.join(", ")
+        )
+    }
+}
+
+/// The period analysis in words: the exact repeat (or why there is none) — the line above
+/// the table of near-repeats.
+pub fn period_repeat(r: &PeriodReport, turns: Option<(i64, i64)>) -> String {
+    match (r.first_repeat, turns) {
+        (Some(b), Some((a, _))) => format!(
+            "exact: ω = 2π·{a}/{b} in lowest terms, first exact repeat at separation {b}"
+        ),
+        (Some(b), None) => format!("exact: first exact repeat at separation {b}"),
+        (None, _) => "no exact repeat: a binary64 ω is a rational number of radians, so ω/2π is irrational (π is); near-repeats are continued-fraction convergents of ω/2π:".into(),
+    }
+}
+
+/// The first separation within the tolerance, or that there is none up to the bound.
+pub fn period_within_tol(r: &PeriodReport) -> String {
+    match r.first_within_tol {
+        Some(s) => format!(
+            "first separation within {} rad of a full turn: {s}",
+            sci(r.tol)
+        ),
+        None => format!(
+            "no separation ≤ {} within {} rad of a full turn",
+            r.max_sep,
+            sci(r.tol)
+        ),
+    }
+}
+
+/// The resolution's verdict line (and the smallest margin before it, when there is one).
+pub fn resolution(r: &Resolution) -> Vec<String> {
+    let mut lines = Vec::new();
+    let n = r.context.saturating_sub(1);
+    if let Some(p) = r.common_period {
+        lines.push(format!(
+            "exact set: common period lcm = {p} ({} L)",
+            if p >= r.context { "≥" } else { "<" }
+        ));
+    }
+    if let (Some(m), Some(at)) = (r.min_margin, r.margin_at) {
+        lines.push(format!(
+            "smallest margin over {}: {} rad at separation {at}",
+            separations(n),
+            sig(m, 4)
+        ));
+    }
+    lines.push(match r.first_alias {
+        None if n == 0 => {
+            "resolves: a context of 1 position has no separation to confuse with 0".into()
+        }
+        None => format!(
+            "resolves: every separation 1..{n} is distinguished from 0 (tol {} rad)",
+            sci(r.tol)
+        ),
+        Some(s) => format!(
+            "does not resolve: separation {s} is within {} rad of a full turn in every plane",
+            sci(r.tol)
+        ),
+    });
+    lines
+}

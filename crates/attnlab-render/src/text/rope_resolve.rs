@@ -1,0 +1,22 @@
+use std::fmt::Write;
+
+use attnlab_core::api::rope::resolve::ResolveReport;
+use attnlab_core::present::prose::rope as prose;
+
+use super::rope_common::{count, notes};
+
+pub fn render(r: &ResolveReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} ({}), context L = {}",
+        r.source,
+        count(r.planes, "plane", "planes"),
+        r.resolution.context
+    );
+    for line in prose::resolution(&r.resolution) {
+        let _ = writeln!(out, "{line}");
+    }
+    notes(&mut out, &r.config_notes);
+    out
+}
