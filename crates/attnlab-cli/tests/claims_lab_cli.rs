@@ -162,3 +162,38 @@ fn lab_rejects_bad_values() {
         common::bad(&args, &[needle]);
     }
 }
+
+/// Issue 11, item 10: `lab` (d) and `rope resolve` name the seed's criterion and report the
+/// stronger property an unmasked layer needs: with {π/2, π/3} at L = 12 every separation
+/// 1..11 differs from 0, but +6 and −6 coincide.
+#[test]
+fn lab_and_resolve_name_the_criterion_and_the_pairwise_property() {
+    for args in [
+        &["lab"][..],
+        &["rope", "resolve", "--omega", "pi/2,pi/3", "--context", "12"][..],
+    ] {
+        let out = common::run_ok(args, 0);
+        assert!(
+            out.contains("criterion (seed 002): no separation 1..L−1 is a common period"),
+            "{out}"
+        );
+        assert!(out.contains("+6 and −6 coincide"), "{out}");
+    }
+    let v = common::json(
+        &[
+            "rope",
+            "resolve",
+            "--omega",
+            "pi/2,pi/3",
+            "--context",
+            "12",
+            "--json",
+        ],
+        0,
+    );
+    assert_eq!(v["resolves"], true);
+    assert_eq!(v["pairwise"]["holds"], false);
+    assert_eq!(v["pairwise"]["coinciding"], serde_json::json!([6, -6]));
+    let v = common::json(&["lab", "--json"], 0);
+    assert_eq!(v["d_resolution"]["pairwise"]["first_alias"], 12);
+}

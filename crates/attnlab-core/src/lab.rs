@@ -305,6 +305,9 @@ pub struct Resolution {
     pub result: spectrum::resolve::Resolution,
     /// The same set one separation past its common period, for contrast.
     pub contrast: Option<spectrum::resolve::Resolution>,
+    /// The stronger property an unmasked layer needs: separations −(L−1)..(L−1) pairwise
+    /// distinct (null past L = 2^29).
+    pub pairwise: Option<spectrum::resolve::PairwiseDistinct>,
     /// `(s, margin(s))` for s = 1..=min(2·context, 4096), where margin(s) is the largest
     /// per-plane distance of s·ω_k from a full turn (radians; 0 = scores like separation 0).
     pub margins: Vec<(u64, f64)>,
@@ -414,10 +417,16 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     let margins = (1..=cfg.context.saturating_mul(2).min(MAX_MARGIN_CURVE))
         .map(|s| (s, spectrum::resolve::margin_direct(&ws, s)))
         .collect();
+    let pairwise = if cfg.context <= spectrum::resolve::MAX_CONTEXT / 2 {
+        Some(spectrum::resolve::pairwise(&set, cfg.context, tol)?)
+    } else {
+        None
+    };
     let d = Resolution {
         statement: prose::resolution_statement(&labels, &res),
         result: res,
         contrast,
+        pairwise,
         margins,
     };
 

@@ -86,6 +86,18 @@ pub fn render(r: &LabReport) -> String {
 
     let d = &r.d_resolution;
     let _ = writeln!(out, "(d) {}", d.statement);
+    let _ = writeln!(
+        out,
+        "    {}",
+        attnlab_core::present::prose::rope::resolution_criterion()
+    );
+    if let Some(p) = &d.pairwise {
+        let _ = writeln!(
+            out,
+            "    {}",
+            attnlab_core::present::prose::rope::pairwise(p, d.result.context)
+        );
+    }
     if let Some(cn) = &d.contrast {
         let _ = writeln!(out, "    Contrast: {}", course::resolution_contrast(cn));
     }

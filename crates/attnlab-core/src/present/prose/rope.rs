@@ -275,6 +275,46 @@ pub fn period_within_tol(r: &PeriodReport) -> String {
     }
 }
 
+/// The criterion `rope resolve` and the lab's product (d) decide by, in the seed's words.
+pub fn resolution_criterion() -> String {
+    "criterion (seed 002): no separation 1..L−1 is a common period of the set, i.e. every separation is distinguished from 0".into()
+}
+
+/// The stronger property an unmasked layer needs, and whether it holds: `separations
+/// −11..11 pairwise distinct: no — +6 and −6 coincide (their difference 12 is a full turn of
+/// every plane)`.
+pub fn pairwise(p: &crate::spectrum::resolve::PairwiseDistinct, context: u64) -> String {
+    let n = context.saturating_sub(1);
+    let what = "stronger, what an unmasked layer needs (it looks both ways)";
+    if n == 0 {
+        return format!(
+            "{what}: separations pairwise distinct — nothing to check with one position"
+        );
+    }
+    let head = format!("{what}: separations −{n}..{n} pairwise distinct");
+    match (p.holds, p.coinciding, p.first_alias) {
+        (true, _, _) => format!(
+            "{head}: yes (no difference 1..{} is a full turn of every plane)",
+            p.max_difference
+        ),
+        (false, Some((a, b)), Some(d)) => format!(
+            "{head}: no — {} and {} coincide (their difference {d} is a full turn of every plane)",
+            signed(a),
+            signed(b)
+        ),
+        (false, _, _) => format!("{head}: no"),
+    }
+}
+
+/// `+6`, `−6` (a true minus sign), `0`.
+fn signed(x: i64) -> String {
+    match x.signum() {
+        1 => format!("+{x}"),
+        -1 => format!("−{}", x.unsigned_abs()),
+        _ => "0".into(),
+    }
+}
+
 /// The resolution's verdict line (and the smallest margin before it, when there is one).
 pub fn resolution(r: &Resolution) -> Vec<String> {
     let mut lines = Vec::new();
