@@ -76,24 +76,59 @@ impl InputArgs {
     }
 }
 
-/// A clap value parser for a core [`Choice`] enum: lists the canonical names in `--help` and
-/// in errors, accepts the enum's aliases too.
-pub fn choice<T: Choice + Send + Sync + Clone>() -> impl clap::builder::TypedValueParser<Value = T>
+/// A clap value parser for a core [`Choice`] enum: lists the canonical names (and each one's
+/// aliases) in `--help` and in errors, and accepts what the core accepts — every name and alias,
+/// in any ASCII case (`BF16`, `Half`).
+pub fn choice<T: Choice + Send + Sync + Clone + 'static>() -> ChoiceParser<T> {
+    ChoiceParser(std::marker::PhantomData)
+}
+
+/// See [`choice`].
+#[derive(Clone)]
+pub struct ChoiceParser<T>(std::marker::PhantomData<T>);
+
+impl<T: Choice + Send + Sync + Clone + 'static> clap::builder::TypedValueParser
+    for ChoiceParser<T>
 {
-    use clap::builder::{PossibleValue, TypedValueParser};
-    // The aliases are accepted and listed by `--help` (clap hides aliases otherwise).
-    let values: Vec<PossibleValue> = T::ALL
-        .iter()
-        .map(|c| {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        use clap::error::{ContextKind, ContextValue, ErrorKind};
+        let text = value.to_string_lossy();
+        T::parse(&text).map_err(|_| {
+            let mut err = clap::Error::new(ErrorKind::InvalidValue).with_cmd(cmd);
+            if let Some(a) = arg {
+                err.insert(ContextKind::InvalidArg, ContextValue::String(a.to_string()));
+            }
+            err.insert(
+                ContextKind::InvalidValue,
+                ContextValue::String(text.to_string()),
+            );
+            err.insert(
+                ContextKind::ValidValue,
+                ContextValue::Strings(T::ALL.iter().map(|c| c.name().to_string()).collect()),
+            );
+            err
+        })
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        use clap::builder::PossibleValue;
+        // The aliases are listed by `--help` (clap hides aliases otherwise).
+        Some(Box::new(T::ALL.iter().map(|c| {
             let v = PossibleValue::new(c.name()).aliases(c.aliases().iter().copied());
             if c.aliases().is_empty() {
                 v
             } else {
                 v.help(format!("also {}", c.aliases().join(", ")))
             }
-        })
-        .collect();
-    clap::builder::PossibleValuesParser::new(values)
-        // Cannot fail: clap passes only the names and aliases listed above, which parse.
-        .try_map(|s| T::parse(&s).map_err(|e| e.to_string()))
+        })))
+    }
 }

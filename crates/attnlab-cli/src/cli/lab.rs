@@ -11,8 +11,9 @@ use super::exec::{execute, Show};
 /// Options of `attnlab lab`.
 #[derive(Debug, clap::Args)]
 pub struct LabArgs {
-    /// Write every figure (SVG) into this directory.
-    #[arg(long)]
+    /// Write every chart (SVG) into DIR: scores_vs_separation, resolution_margin,
+    /// permuted_difference, attention_weights, symmetry_breakers (`--plots` is the old name).
+    #[arg(long = "plot", visible_alias = "plots", value_name = "DIR")]
     pub plots: Option<PathBuf>,
     /// Print one JSON object on stdout instead of tables.
     #[arg(long)]
@@ -23,7 +24,7 @@ pub struct LabArgs {
     /// The multi-frequency set of products (b) and (d).
     #[arg(long, default_value = "pi/2,pi/3")]
     pub omegas: String,
-    /// The context length of product (d) (e.g. 12, 4096, 1e6, 2^20 or 128k).
+    /// The context length of product (d), e.g. 12, 4096, 128k, 1M, 2^17, 1e6.
     #[arg(long, default_value = "12")]
     pub context: Count,
 }

@@ -8,6 +8,7 @@ mod embed;
 mod equivariance;
 mod lab;
 mod predict;
+pub mod presets;
 mod rope_audit;
 mod rope_common;
 mod rope_identity;
