@@ -197,3 +197,33 @@ fn lab_and_resolve_name_the_criterion_and_the_pairwise_property() {
     let v = common::json(&["lab", "--json"], 0);
     assert_eq!(v["d_resolution"]["pairwise"]["first_alias"], 12);
 }
+
+/// Issue 11, item 6: `lab --blocks FILE` holds the provided blocks fixed and says which.
+#[test]
+fn lab_holds_the_provided_blocks_fixed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("blocks.json");
+    let eye: Vec<Vec<f64>> = (0..4)
+        .map(|i| (0..4).map(|j| f64::from(u8::from(i == j))).collect())
+        .collect();
+    std::fs::write(&file, serde_json::json!({"Wq": eye, "Wk": eye}).to_string()).unwrap();
+    let path = file.to_str().unwrap();
+    let text = common::run_ok(&["lab", "--blocks", path], 0);
+    assert!(
+        text.contains("Blocks: Wq and Wk from the provided file; Wv and X drawn (np.random.seed)."),
+        "{text}"
+    );
+    let v = common::json(&["lab", "--blocks", path, "--json"], 0);
+    assert_eq!(v["setup"]["blocks"], serde_json::json!(["Wq", "Wk"]));
+    assert_eq!(v["setup"]["Wq"], serde_json::json!(eye));
+    assert_eq!(v["a_permutation"]["check"]["report"]["holds"], true);
+    let plain = common::json(&["lab", "--json"], 0);
+    assert_eq!(plain["setup"]["blocks"], serde_json::json!([]));
+    assert_eq!(
+        plain["setup"]["Wv"], v["setup"]["Wv"],
+        "Wv is still the course draw"
+    );
+    // A block the lab does not use is named in a one-line error.
+    std::fs::write(&file, serde_json::json!({"U": eye}).to_string()).unwrap();
+    common::bad(&["lab", "--blocks", path], &["U", "Wq, Wk, Wv, X"]);
+}

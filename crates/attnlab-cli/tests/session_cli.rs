@@ -743,3 +743,61 @@ fn state_files_of_the_previous_version_keep_working() {
     assert_eq!(code, 0);
     assert!(out.contains("Score: 4/15 predictions right."), "{out}");
 }
+
+/// Issue 11, item 6: `session --blocks FILE` holds the provided blocks fixed in the steps that
+/// run a layer, and the output says which blocks were used.
+#[test]
+fn the_session_holds_the_provided_blocks_fixed_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocks = write(
+        dir.path(),
+        "blocks.json",
+        r#"{"Wq": [[1, 0], [0, 1]], "Wv": [[2, 0], [0, 1]]}"#,
+    );
+    let answers = write(dir.path(), "right.toml", RIGHT);
+    let args = [
+        "--answers",
+        answers.to_str().unwrap(),
+        "--blocks",
+        blocks.to_str().unwrap(),
+    ];
+    let (code, out, err) = session(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Held fixed: the provided blocks Wq and Wv (in every step that runs a layer"),
+        "{out}"
+    );
+    assert!(out.contains("· held fixed: the provided Wq, Wv"), "{out}");
+    let (code, v, _) = common::run_json(&[&["session"][..], &args[..], &["--json"][..]].concat());
+    assert_eq!(code, 0);
+    assert_eq!(v["blocks"], json!(["Wq", "Wv"]));
+    let rec = |id: &str| {
+        v["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(rec("swap_two_tokens")["blocks"], json!(["Wq", "Wv"]));
+    assert!(rec("rope_repeat_half_pi").get("blocks").is_none());
+    // The drawn input takes the projections' width (2 here, like the course table). A 3 × 3 Wq
+    // without an E of width 3 does not fit the steps that embed text: refused before anything
+    // runs.
+    let bad = write(
+        dir.path(),
+        "bad.json",
+        r#"{"Wq": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]}"#,
+    );
+    common::bad(
+        &[
+            "session",
+            "--answers",
+            answers.to_str().unwrap(),
+            "--blocks",
+            bad.to_str().unwrap(),
+        ],
+        &["every step of the session"],
+    );
+}

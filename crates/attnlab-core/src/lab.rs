@@ -50,6 +50,11 @@ pub struct LabConfig {
     pub context: u64,
     /// Largest separation shown in product (b).
     pub max_sep: u64,
+    /// The provided blocks (seed 002's practical holds them fixed): `Wq`, `Wk`, `Wv`, `X` from
+    /// a file replace the course program's draws of the same name (an `X` of n ≠ 4 rows is
+    /// shuffled by the rotation [1, 2, …, n−1, 0] instead of [2, 0, 3, 1]; n ≤ 8, so that the
+    /// exercises can run every permutation).
+    pub blocks: Option<crate::blocks::Blocks>,
 }
 
 impl Default for LabConfig {
@@ -63,6 +68,7 @@ impl Default for LabConfig {
             omegas: "pi/2,pi/3".into(),
             context: 12,
             max_sep: 12,
+            blocks: None,
         }
     }
 }
@@ -80,6 +86,9 @@ pub struct LabSetup {
     pub dim: usize,
     /// The permutation of product (a).
     pub perm: Vec<usize>,
+    /// The blocks that replaced the course program's draws (`Wq`, `Wk`, `Wv`, `X`), in that
+    /// order; empty when every matrix is drawn.
+    pub blocks: Vec<String>,
     /// The single frequency of products (b) and (c).
     pub omega: String,
     /// The frequency set of products (b) and (d).
@@ -328,12 +337,46 @@ fn exercise(id: ExerciseId, expected: Verdict, r: &symmetry::CheckReport) -> Exe
     }
 }
 
+/// The blocks a lab run may hold fixed.
+pub const LAB_BLOCKS: [&str; 4] = ["Wq", "Wk", "Wv", "X"];
+
 fn course_inputs(cfg: &LabConfig) -> Result<Inputs> {
+    if let Some(b) = &cfg.blocks {
+        if let Some(other) = b.arrays.keys().find(|k| !LAB_BLOCKS.contains(&k.as_str())) {
+            return Err(Error::invalid(
+                "block for the lab",
+                crate::present::text::shorten(other),
+                format!(
+                    "one of {} (the layer of product (a) and the exercises)",
+                    LAB_BLOCKS.join(", ")
+                ),
+            ));
+        }
+        if let Some(x) = b.get("X") {
+            if !(1..=8).contains(&x.nrows()) {
+                return Err(Error::shape(
+                    "block X for the lab",
+                    "1 to 8 rows (the exercises run every permutation)",
+                    format!("{} rows", x.nrows()),
+                ));
+            }
+        }
+    }
+    let x = cfg.blocks.as_ref().and_then(|b| b.get("X"));
+    let w = cfg
+        .blocks
+        .as_ref()
+        .and_then(|b| b.get("Wq").or(b.get("Wk")).or(b.get("Wv")));
     InputSpec {
-        n: Some(cfg.n),
-        dim: Some(cfg.dim),
+        n: Some(x.map_or(cfg.n, |x| x.nrows())),
+        dim: Some(
+            x.map(|x| x.ncols())
+                .or(w.map(|w| w.nrows()))
+                .unwrap_or(cfg.dim),
+        ),
         seed: cfg.seed as u64,
         rng: RngKind::Numpy,
+        blocks: cfg.blocks.clone(),
         ..InputSpec::default()
     }
     .build()
@@ -359,7 +402,13 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
 
     // (a) The course program: numpy seed, n = 4, d = 4, perm [2, 0, 3, 1].
     let inputs = course_inputs(cfg)?;
-    let perm = Permutation::new(cfg.perm.clone())?;
+    let (n, dim) = inputs.x.dim();
+    let perm_list: Vec<usize> = if n == cfg.perm.len() {
+        cfg.perm.clone()
+    } else {
+        (1..n).chain(std::iter::once(0)).collect()
+    };
+    let perm = Permutation::new(perm_list.clone())?;
     let bare = LayerSpec::default();
     let f = bare.build::<f64>(&inputs)?;
     let out = f(inputs.x.view())?;
@@ -369,7 +418,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     let check = experiment::symmetry(&bare, &inputs, std::slice::from_ref(&perm), Dtype::F64)?;
     let weights = bare.weights_fn::<f64>(&inputs, 0)?(inputs.x.view())?;
     let a = PermutedOutput {
-        perm: cfg.perm.clone(),
+        perm: perm_list.clone(),
         out_perm,
         permuted_out,
         difference: diff.difference,
@@ -431,7 +480,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     };
 
     // Seed 000's exercises, over every permutation of the course input.
-    let all = Permutation::all(cfg.n.min(8))?;
+    let all = Permutation::all(n)?;
     let run_one = |spec: LayerSpec, dtype: Dtype| experiment::check(&spec, &inputs, &all, dtype);
     let with = |f: fn(&mut LayerSpec)| {
         let mut spec = bare;
@@ -486,9 +535,14 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     let setup = LabSetup {
         rng: RngKind::Numpy,
         seed: cfg.seed,
-        n: cfg.n,
-        dim: cfg.dim,
-        perm: cfg.perm.clone(),
+        n,
+        dim,
+        perm: perm_list,
+        blocks: LAB_BLOCKS
+            .iter()
+            .filter(|b| cfg.blocks.as_ref().is_some_and(|bl| bl.get(b).is_some()))
+            .map(|b| b.to_string())
+            .collect(),
         omega: single.label(),
         omegas: labels,
         context: cfg.context,

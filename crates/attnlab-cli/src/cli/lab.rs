@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use attnlab_core::api::lab::LabRequest;
-use attnlab_core::api::value::{Count, List};
+use attnlab_core::api::value::{BlocksSource, Count, List};
 use attnlab_core::api::{Outcome, Request};
 
 use super::exec::{execute, Show};
@@ -27,6 +27,10 @@ pub struct LabArgs {
     /// The context length of product (d), e.g. 12, 4096, 128k, 1M, 2^17, 1e6.
     #[arg(long, default_value = "12")]
     pub context: Count,
+    /// The provided blocks, held fixed: Wq, Wk, Wv and/or X from a .json, .npy, .npz or
+    /// .safetensors file (or a directory of .npy files) replace the course program's draws.
+    #[arg(long, value_name = "FILE")]
+    pub blocks: Option<PathBuf>,
 }
 
 pub fn run(args: LabArgs) -> anyhow::Result<Outcome> {
@@ -34,6 +38,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<Outcome> {
         omega: args.omega,
         omegas: List::parse(&args.omegas),
         context: args.context,
+        blocks: args.blocks.map(BlocksSource::Path),
     });
     execute(
         &request,

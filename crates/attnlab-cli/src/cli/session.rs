@@ -8,6 +8,7 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use attnlab_core::api::session::{Pause, RunReport, SessionReport, SessionRequest};
+use attnlab_core::api::value::BlocksSource;
 use attnlab_core::api::{Report, Request};
 use attnlab_core::present::text::shorten;
 use attnlab_core::session::{AnswerSheet, Session, State, StepRecord};
@@ -38,6 +39,11 @@ pub struct SessionArgs {
     /// Print one JSON object (the report) on stdout; prompts and narration go to stderr.
     #[arg(long)]
     pub json: bool,
+    /// The provided blocks, held fixed by every step that runs a layer: E (3 × d, the table of
+    /// A, B, .) and the d × d projections Wq, Wk, Wv, from a .json, .npy, .npz or .safetensors
+    /// file (or a directory of .npy files) [default: the course program's draws and table].
+    #[arg(long, value_name = "FILE")]
+    pub blocks: Option<PathBuf>,
     /// List the steps (ids, answer forms, settings with their defaults) and exit — what an
     /// answers file needs.
     #[arg(long, conflicts_with_all = ["answers", "reset"])]
@@ -263,6 +269,7 @@ fn scripted(
         answers: Some(sheet),
         list: false,
         state: resume.then(|| saved.clone()),
+        blocks: args.blocks.clone().map(BlocksSource::Path),
     });
     let report = run_with_progress(&request)?;
     let Report::Session(boxed) = &report else {
@@ -311,7 +318,13 @@ fn interactive(
         remove_state(state_path)?;
     }
     let mut state = State::load(state_path)?;
-    let session = Session::course();
+    let session = match &args.blocks {
+        Some(path) => Session::with_blocks(BlocksSource::Path(path.clone()).load(true)?)?,
+        None => Session::course(),
+    };
+    if let Some(line) = attnlab_core::present::prose::session::blocks_line(&session.blocks()) {
+        n.say(&line)?;
+    }
     let done_before = session.score(&state).answered;
     if let Some(line) = attnlab_core::present::prose::session::intro(done_before, session.len()) {
         n.say(&line)?;

@@ -51,6 +51,9 @@ pub struct SessionRequest {
     /// when they say `resume = true`: the steps they do not answer keep their saved records
     /// (every answer they give is graded now). Without answers, the run reports it.
     pub state: Option<State>,
+    /// The provided blocks the steps hold fixed (`E`, `Wq`, `Wk`, `Wv`; see
+    /// [`crate::session::Held::blocks`]); without them, the course program's draws and table.
+    pub blocks: Option<super::value::BlocksSource>,
 }
 
 /// Why an interactive run stopped before the last step (a scripted run never stops early: it
@@ -93,6 +96,9 @@ pub struct RunReport {
     /// The ids of the steps without a record (no answer in the document, or not reached), in
     /// session order.
     pub missing: Vec<String>,
+    /// The provided blocks this run held fixed (empty: the course program's draws and table).
+    /// Each record names the blocks its own computation used.
+    pub blocks: Vec<String>,
 }
 
 impl RunReport {
@@ -128,6 +134,7 @@ impl RunReport {
             graded_now,
             carried_over,
             missing,
+            blocks: session.blocks(),
         }
     }
 
@@ -189,7 +196,10 @@ impl SessionReport {
 /// step, with settings the step does not have or that do not parse, or an answer not of the
 /// step's form; a saved state of another version; cancellation.
 pub fn run(req: &SessionRequest, ctx: &Context) -> Result<SessionReport> {
-    let session = Session::course();
+    let session = match &req.blocks {
+        Some(b) => Session::with_blocks(b.load(ctx.allow_files)?)?,
+        None => Session::course(),
+    };
     if req.list {
         if req.answers.is_some() {
             return Err(Error::invalid(
@@ -399,6 +409,57 @@ mod tests {
         assert_eq!(SessionReport::Run(r).outcome().exit_code(), 1);
     }
 
+    /// Issue 11, item 6: the practical holds "the provided blocks" fixed: the steps that run a
+    /// layer use them, their records say so, and the others do not claim them.
+    #[test]
+    fn provided_blocks_are_held_fixed_and_named() {
+        let id: Vec<Vec<f64>> = (0..4)
+            .map(|i| (0..4).map(|j| f64::from(u8::from(i == j))).collect())
+            .collect();
+        let e = [
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0],
+            [0.5, 0.5, 0.0, 0.0],
+        ];
+        let body = serde_json::json!({"Wq": id, "Wk": id, "E": e});
+        let blocks: super::super::value::BlocksSource = serde_json::from_value(body).unwrap();
+        let with = run_report(&SessionRequest {
+            answers: Some(right()),
+            blocks: Some(blocks),
+            ..Default::default()
+        });
+        let plain = run_report(&SessionRequest {
+            answers: Some(right()),
+            ..Default::default()
+        });
+        assert_eq!(with.blocks, ["E", "Wq", "Wk"]);
+        assert!(plain.blocks.is_empty());
+        let rec = |r: &RunReport, id: &str| r.steps.iter().find(|s| s.id == id).unwrap().clone();
+        assert_eq!(rec(&with, "shuffle_attention").blocks, ["E", "Wq", "Wk"]);
+        assert!(rec(&with, "rope_scores").blocks.is_empty());
+        // The blocks change the computation, not its conclusions.
+        assert_ne!(
+            rec(&with, "shuffle_attention").evidence,
+            rec(&plain, "shuffle_attention").evidence
+        );
+        assert!(with.full_marks);
+        // A block that does not fit every step is refused before anything runs.
+        let bad: super::super::value::BlocksSource = serde_json::from_value(
+            serde_json::json!({"Wq": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]}),
+        )
+        .unwrap();
+        let e = run(
+            &SessionRequest {
+                answers: Some(right()),
+                blocks: Some(bad),
+                ..Default::default()
+            },
+            &Context::default(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("every step"), "{e}");
+    }
+
     #[test]
     fn the_step_by_step_api_is_the_same_engine() {
         let steps = list().unwrap();
@@ -444,6 +505,6 @@ mod tests {
         let e = crate::api::Request::from_json("session", serde_json::json!({"answer": {}}))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("answers, list, state"), "{e}");
+        assert!(e.contains("answers, blocks, list, state"), "{e}");
     }
 }

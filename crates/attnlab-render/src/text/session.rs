@@ -49,6 +49,9 @@ pub fn narration(r: &RunReport) -> String {
     if let Some(line) = prose::intro(r.done_before(), r.score.total) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(line) = prose::blocks_line(&r.blocks) {
+        let _ = writeln!(out, "{line}");
+    }
     let course = Session::course();
     for rec in r.graded() {
         let described = course
@@ -132,6 +135,9 @@ pub fn record(r: &StepRecord) -> String {
         for (label, value) in prose::evidence_lines(e) {
             let _ = writeln!(out, "   · {label}: {value}");
         }
+    }
+    if !r.blocks.is_empty() {
+        let _ = writeln!(out, "   · held fixed: the provided {}", r.blocks.join(", "));
     }
     if r.hint_used {
         let _ = writeln!(out, "   (you used the hint)");

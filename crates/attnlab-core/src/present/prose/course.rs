@@ -29,6 +29,30 @@ pub fn quoted(s: &str) -> String {
     out
 }
 
+/// Which matrices a run held fixed: `Blocks: Wq, Wk, Wv from the provided file; X drawn
+/// (np.random.seed).` or `Blocks: none provided — Wq, Wk, Wv and X are the course program's
+/// draws.`
+pub fn blocks_used(provided: &[String]) -> String {
+    let all = crate::lab::LAB_BLOCKS;
+    let given: Vec<&str> = provided.iter().map(String::as_str).collect();
+    if given.is_empty() {
+        return format!(
+            "Blocks: none provided — {} are the course program's draws.",
+            and_list(&all)
+        );
+    }
+    let drawn: Vec<&str> = all.iter().copied().filter(|b| !given.contains(b)).collect();
+    if drawn.is_empty() {
+        format!("Blocks: {} from the provided file.", and_list(&given))
+    } else {
+        format!(
+            "Blocks: {} from the provided file; {} drawn (np.random.seed).",
+            and_list(&given),
+            and_list(&drawn)
+        )
+    }
+}
+
 /// The last line of `attnlab predict`: the predicted token and its probability, or, when
 /// several tokens tie, that it is a tie and which tokens tie.
 ///

@@ -331,6 +331,17 @@ pub fn carried_over(list: &[String]) -> Option<String> {
     })
 }
 
+/// Which provided blocks a run holds fixed: `Held fixed: the provided blocks E, Wq and Wv (in
+/// every step that runs a layer; the rest are the course program's).` Nothing without blocks.
+pub fn blocks_line(names: &[String]) -> Option<String> {
+    (!names.is_empty()).then(|| {
+        format!(
+            "Held fixed: the provided blocks {} (in every step that runs a layer; the rest are the course program's).",
+            ids(names)
+        )
+    })
+}
+
 /// The first line of a run: how to play, or how far an earlier sitting got (nothing when every
 /// step is done).
 pub fn intro(done_before: usize, total: usize) -> Option<String> {
