@@ -361,7 +361,7 @@ impl RopeConfig {
 /// Reads and validates a `config.json`.
 ///
 /// # Errors
-/// The file cannot be read or is not JSON ([`Error::Io`]), or [`RopeConfig::from_json`] rejects it.
+/// The file cannot be read or is not JSON (an [`crate::ErrorKind::Read`] error), or [`RopeConfig::from_json`] rejects it.
 pub fn load_config(path: &Path) -> Result<RopeConfig> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io_source(path, e))?;
     let raw: Value =

@@ -78,12 +78,12 @@ pub struct EmbedReport {
     pub one_hot: Vec<Vec<f64>>,
     /// The matrix product e_id · E of each token (computed as a product, not a lookup).
     pub one_hot_products: Vec<Vec<f64>>,
-    /// Whether each product equals its row E[id] exactly.
+    /// Whether each product equals its row `E[id]` exactly.
     pub one_hot_rows_equal: Vec<bool>,
     /// Whether every product equals its row exactly.
     #[serde(rename = "one_hot_times_E_equals_row")]
     pub one_hot_times_e_equals_row: bool,
-    /// The stacked rows E[ids] (tokens × dim).
+    /// The stacked rows `E[ids]` (tokens × dim).
     #[serde(rename = "H", serialize_with = "rows")]
     pub h: Array2<f64>,
     /// Whether H is the identity matrix (e.g. "A B" with the course table).

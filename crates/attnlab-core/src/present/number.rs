@@ -1,4 +1,4 @@
-//! The one number formatter. Every number a front end shows goes through [`format`]:
+//! The one number formatter. Every number a front end shows goes through [`format()`]:
 //! plain decimal notation for magnitudes in [10⁻⁴, 10⁹), scientific notation outside, never a
 //! trailing `.0`, never `-0`, and `inf`/`NaN` spelled out.
 
