@@ -40,6 +40,24 @@ snapshot!(
     ["attend", "--n", "3", "--dim", "4", "--heads", "2"]
 );
 snapshot!(
+    attend_show_all_rope_causal,
+    0,
+    ["attend", "--n", "3", "--dim", "2", "--pos", "rope", "--mask", "causal", "--show", "all"]
+);
+snapshot!(
+    attend_show_index_positions,
+    0,
+    [
+        "attend",
+        "--text",
+        "A B",
+        "--pos",
+        "index",
+        "--show",
+        "positions,qkv"
+    ]
+);
+snapshot!(
     equivariance_course_program,
     0,
     [

@@ -36,6 +36,23 @@ pub struct AttentionOutput<T> {
     pub weights: Vec<Array2<T>>,
 }
 
+/// The intermediates of one forward pass (see [`Attention::forward_traced`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace<T> {
+    /// `Q = H·Wq` (n × heads·d_k), before the per-head map (RoPE).
+    pub q: Array2<T>,
+    /// `K = H·Wk`.
+    pub k: Array2<T>,
+    /// `V = H·Wv` (n × heads·d_v).
+    pub v: Array2<T>,
+    /// Each head's queries after the per-head map, concatenated (equal to `q` without a map).
+    pub q_mapped: Array2<T>,
+    /// Each head's keys after the per-head map, concatenated.
+    pub k_mapped: Array2<T>,
+    /// Per head, the scaled scores `Q_h·K_hᵀ/√d_k` with masked entries −∞ (before softmax).
+    pub scores: Vec<Array2<T>>,
+}
+
 /// Row softmax in place: each row `s` becomes `exp(s − max s) / Σ exp(s − max s)`.
 /// Entries equal to −∞ (masked) become exactly 0.
 pub fn softmax_rows<T: Real>(scores: &mut Array2<T>) {
@@ -193,6 +210,32 @@ impl<T: Real> Attention<T> {
         h: ArrayView2<T>,
         qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
     ) -> Result<AttentionOutput<T>> {
+        self.forward_inner(h, qk, None)
+    }
+
+    /// [`Attention::forward_with`], also returning every intermediate (Q, K, V before and after
+    /// the per-head map, the scaled masked scores of each head) — the same operations in the
+    /// same order, so the output is identical to `forward_with`'s.
+    ///
+    /// # Errors
+    /// As [`Attention::forward_with`].
+    pub fn forward_traced(
+        &self,
+        h: ArrayView2<T>,
+        qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
+    ) -> Result<(AttentionOutput<T>, Trace<T>)> {
+        let mut trace = None;
+        let out = self.forward_inner(h, qk, Some(&mut trace))?;
+        let trace = trace.ok_or_else(|| Error::invalid("trace", "missing", "a traced pass"))?;
+        Ok((out, trace))
+    }
+
+    fn forward_inner(
+        &self,
+        h: ArrayView2<T>,
+        qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
+        trace: Option<&mut Option<Trace<T>>>,
+    ) -> Result<AttentionOutput<T>> {
         let (n, d) = h.dim();
         if n == 0 {
             return Err(Error::invalid("sequence length", 0, "at least 1 token"));
@@ -212,6 +255,15 @@ impl<T: Real> Attention<T> {
         let scale = T::from_f64(dk as f64).sqrt();
         let mut weights = Vec::with_capacity(self.heads);
         let mut concat = Array2::<T>::zeros((n, v.ncols()));
+        let tracing = trace.is_some();
+        let mut t = Trace {
+            q_mapped: Array2::zeros(if tracing { q.dim() } else { (0, 0) }),
+            k_mapped: Array2::zeros(if tracing { k.dim() } else { (0, 0) }),
+            q: Array2::zeros((0, 0)),
+            k: Array2::zeros((0, 0)),
+            v: Array2::zeros((0, 0)),
+            scores: Vec::new(),
+        };
         for head in 0..self.heads {
             let qh = qk(q.slice(s![.., head * dk..(head + 1) * dk]))?;
             let kh = qk(k.slice(s![.., head * dk..(head + 1) * dk]))?;
@@ -224,6 +276,15 @@ impl<T: Real> Attention<T> {
                     }
                 }
             }
+            if tracing {
+                t.q_mapped
+                    .slice_mut(s![.., head * dk..(head + 1) * dk])
+                    .assign(&qh);
+                t.k_mapped
+                    .slice_mut(s![.., head * dk..(head + 1) * dk])
+                    .assign(&kh);
+                t.scores.push(scores.clone());
+            }
             softmax_rows(&mut scores);
             let out = scores.dot(&v.slice(s![.., head * dv..(head + 1) * dv]));
             concat
@@ -235,6 +296,12 @@ impl<T: Real> Attention<T> {
             Some(wo) => concat.dot(wo),
             None => concat,
         };
+        if let Some(slot) = trace {
+            t.q = q;
+            t.k = k;
+            t.v = v;
+            *slot = Some(t);
+        }
         Ok(AttentionOutput { output, weights })
     }
 }

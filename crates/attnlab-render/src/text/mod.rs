@@ -2,7 +2,7 @@
 //! `repr(report)` and the web lab's plain-text view. One function per report; numbers go through
 //! the core's one formatter ([`attnlab_core::present::number`]).
 
-mod attend;
+pub mod attend;
 mod claims;
 mod embed;
 mod equivariance;
