@@ -21,6 +21,7 @@ macro_rules! snapshot {
             assert_eq!(code, $code, "{json_args:?}: {err}");
             let value: serde_json::Value =
                 serde_json::from_str(&json).expect("--json prints one JSON document");
+            common::assert_no_internals_in_json(stringify!($name), &value);
             insta::assert_snapshot!(
                 concat!(stringify!($name), "_json"),
                 serde_json::to_string_pretty(&value).unwrap()
@@ -90,6 +91,74 @@ snapshot!(
     ["equivariance", "--readout", "mean", "--n", "3"]
 );
 snapshot!(lab_default, 0, ["lab"]);
+// Issue 11, defect 3: the inputs that used to leak Rust internals into user text (`Some(12)`,
+// `s = []`, `(1 planes)`, an empty range "1..0").
+snapshot!(regression_lab_context_one, 0, ["lab", "--context", "1"]);
+snapshot!(
+    regression_lab_single_frequency_set,
+    0,
+    ["lab", "--omegas", "pi", "--context", "2"]
+);
+snapshot!(
+    regression_rope_score_nothing_like_zero,
+    0,
+    ["rope", "score", "--omega", "0.3", "--max-sep", "1"]
+);
+snapshot!(
+    regression_rope_resolve_one_plane,
+    0,
+    [
+        "rope",
+        "resolve",
+        "--base",
+        "10000",
+        "--dim",
+        "2",
+        "--context",
+        "2"
+    ]
+);
+snapshot!(
+    regression_rope_audit_one_plane,
+    0,
+    [
+        "rope",
+        "audit",
+        "--base",
+        "10000",
+        "--dim",
+        "2",
+        "--context",
+        "2",
+        "--skip-min-base"
+    ]
+);
+snapshot!(
+    regression_rope_identity_one_plane,
+    0,
+    [
+        "rope",
+        "identity",
+        "--base",
+        "10000",
+        "--dim",
+        "2",
+        "--trials",
+        "3",
+        "--max-shift",
+        "10"
+    ]
+);
+snapshot!(
+    regression_equivariance_one_token,
+    0,
+    ["equivariance", "--n", "1"]
+);
+snapshot!(
+    regression_attend_one_token,
+    0,
+    ["attend", "--n", "1", "--dim", "1", "--show", "all"]
+);
 snapshot!(
     lab_set_aliases,
     0,
@@ -129,6 +198,7 @@ fn session_snapshot(name: &str, answers: &str, want: i32) {
     assert_eq!(code, want, "{json_args:?}: {err}");
     let value: serde_json::Value =
         serde_json::from_str(&json).expect("--json prints one JSON document");
+    common::assert_no_internals_in_json(name, &value);
     insta::assert_snapshot!(
         format!("{name}_json"),
         redact(&serde_json::to_string_pretty(&value).unwrap())

@@ -147,3 +147,18 @@ pub fn assert_no_internals(context: &str, text: &str) {
         );
     }
 }
+
+/// [`assert_no_internals`] on every string of a JSON report (its prose fields: statements,
+/// explanations, derivations, notes). Field names and numbers are not scanned.
+pub fn assert_no_internals_in_json(context: &str, v: &Value) {
+    match v {
+        Value::String(s) => assert_no_internals(context, s),
+        Value::Array(a) => a
+            .iter()
+            .for_each(|x| assert_no_internals_in_json(context, x)),
+        Value::Object(o) => o
+            .values()
+            .for_each(|x| assert_no_internals_in_json(context, x)),
+        _ => {}
+    }
+}

@@ -266,10 +266,13 @@ pub fn evidence_lines(e: &Evidence) -> Vec<(String, String)> {
             context,
             first,
         } => one(
-            format!(
-                "ω = {omega} alone: first repeat within 1..{}",
-                context.saturating_sub(1)
-            ),
+            match context.saturating_sub(1) {
+                0 => format!(
+                    "ω = {omega} alone: first repeat (a context of 1 has no separation but 0)"
+                ),
+                1 => format!("ω = {omega} alone: first repeat at separation 1"),
+                n => format!("ω = {omega} alone: first repeat within 1..{n}"),
+            },
             first.map_or("none".into(), |r| r.to_string()),
         ),
         Evidence::CommonPeriod { value } => one(
