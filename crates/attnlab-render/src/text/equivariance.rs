@@ -73,6 +73,7 @@ pub fn render(r: &EquivarianceReport) -> String {
         ]);
     }
     let _ = writeln!(out, "{c}");
+    let _ = writeln!(out, "{}", attnlab_core::present::prose::margin_explained());
     let dg = &r.diagnosis;
     let _ = writeln!(
         out,

@@ -136,6 +136,7 @@ pub fn render(r: &LabReport) -> String {
         ]);
     }
     let _ = writeln!(out, "{t}");
+    let _ = writeln!(out, "{}", attnlab_core::present::prose::margin_explained());
 
     let _ = writeln!(
         out,

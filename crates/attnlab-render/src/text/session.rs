@@ -168,6 +168,20 @@ fn right(correct: bool) -> String {
 /// steps were not graded, or where an interactive run paused.
 pub fn summary(r: &RunReport) -> String {
     let mut out = String::new();
+    let margins = r.steps.iter().any(|rec| {
+        r.graded_now.contains(&rec.id)
+            && rec
+                .evidence
+                .iter()
+                .any(|e| matches!(e, attnlab_core::session::Evidence::Check { .. }))
+    });
+    if margins {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            attnlab_core::present::prose::margin_explained()
+        );
+    }
     let earlier = !r.carried_over.is_empty();
     if !r.steps.is_empty() && (r.complete || r.paused.is_none()) {
         let mut header = vec!["step", "your prediction", "computed result", "right?"];
