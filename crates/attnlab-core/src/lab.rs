@@ -217,6 +217,12 @@ crate::choice! {
         CausalFuture = "causal_future",
         /// The two rotary layouts are one rotation up to a permutation.
         RotaryLayouts = "rotary_layouts",
+        /// The rotary score depends on the content vectors, not only on the separation; the
+        /// rotation preserves norms.
+        RotaryContent = "rotary_content",
+        /// Seed 000's answer 4 ("positions are added before attention") and rotary encodings,
+        /// which act inside attention.
+        RotaryInsideAttention = "rotary_inside_attention",
     }
 }
 
@@ -252,6 +258,32 @@ pub enum FactMeasured {
         score_matching: f64,
         /// The same score with the key in the half-split layout.
         score_mixed: f64,
+    },
+    /// One rotation plane (ω = 1 rad/position): scores of (q, k) at two position pairs of the
+    /// same separation, and of another q at that separation; the norms before and after.
+    RotaryContent {
+        /// The separation j − i of both pairs.
+        separation: i64,
+        /// The two position pairs (i, j).
+        pairs: [(i64, i64); 2],
+        /// (R(iω)q)ᵀ(R(jω)k) at the two pairs (equal: only j − i enters).
+        scores_same_content: [f64; 2],
+        /// The same with another query q′ at the first pair (differs: the content enters).
+        score_other_content: f64,
+        /// max over rows and positions of | |R(pω)x| − |x| | (0 to round-off).
+        max_norm_change: f64,
+    },
+    /// Rotary positions, inside attention: the rows entering the projections and the values
+    /// are those of no positions at all, yet the check breaks.
+    RotaryInsideAttention {
+        /// max |H − X|: rotary encodings add nothing to the input (exactly 0).
+        input_change: f64,
+        /// max |V_rope − V_none|: values are not rotated (exactly 0).
+        value_change: f64,
+        /// max |Q_rope − Q_none| (the queries are rotated).
+        query_change: f64,
+        /// The rotary exercise's margin (error / tolerance, ≫ 1: the symmetry breaks).
+        margin: f64,
     },
 }
 
@@ -527,7 +559,12 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     ];
 
     let reference_table = claims::reference_table(Fault::None)?;
-    let facts = facts(cfg)?;
+    let mut facts = facts(cfg)?;
+    let rope_margin = exercises
+        .iter()
+        .find(|e| e.id == ExerciseId::Rope)
+        .map_or(f64::NAN, |e| e.margin);
+    facts.push(rotary_inside_attention(&inputs, rope_margin)?);
     let all_confirmed = a.check.report.holds
         && exercises.iter().all(|e| e.confirmed)
         && reference_table.iter().all(|c| c.holds)
@@ -562,6 +599,36 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
         facts,
         all_confirmed,
     })
+}
+
+/// Seed 000's answer 4 says order is put into each token's input before attention; a rotary
+/// encoding instead rotates queries and keys inside attention: measured on the course input.
+fn rotary_inside_attention(inputs: &Inputs, margin: f64) -> Result<Fact> {
+    let trace = |pos: PosKind| {
+        let spec = LayerSpec {
+            pos,
+            ..LayerSpec::default()
+        };
+        spec.attention_traced::<f64>(inputs)
+    };
+    let (h_rope, _, t_rope) = trace(PosKind::Rope)?;
+    let (_, _, t_none) = trace(PosKind::None)?;
+    let max = |a: &Array2<f64>, b: &Array2<f64>| -> Result<f64> {
+        Ok(compare(a.view(), b.view())?.max_abs)
+    };
+    let input_change = max(&h_rope, &inputs.x)?;
+    let value_change = max(&t_rope.v, &t_none.v)?;
+    let query_change = max(&t_rope.q_mapped, &t_none.q_mapped)?;
+    Ok(Fact::new(
+        FactId::RotaryInsideAttention,
+        input_change == 0.0 && value_change == 0.0 && query_change > 0.0 && margin > 1.0,
+        FactMeasured::RotaryInsideAttention {
+            input_change,
+            value_change,
+            query_change,
+            margin,
+        },
+    ))
 }
 
 fn facts(cfg: &LabConfig) -> Result<Vec<Fact>> {
@@ -630,6 +697,42 @@ fn facts(cfg: &LabConfig) -> Result<Vec<Fact>> {
         .apply(q.view(), &[3])?
         .row(0)
         .dot(&half.apply(k.view(), &[10])?.row(0));
+    // The rotary score depends on the content, not only on the separation; norms are kept.
+    let one = RotaryFrequencies::from_base(10000.0, 2)?;
+    let plane = Rotary::from_frequencies(&one, Layout::Interleaved);
+    let score = |q: &Array2<f64>, k: &Array2<f64>, i: i64, j: i64| -> Result<f64> {
+        Ok(plane
+            .apply(q.view(), &[i])?
+            .row(0)
+            .dot(&plane.apply(k.view(), &[j])?.row(0)))
+    };
+    let q = ndarray::array![[1.0, 0.0]];
+    let k = ndarray::array![[0.6, 0.8]];
+    let q2 = ndarray::array![[0.0, 1.0]];
+    let pairs = [(0, 1), (5, 6)];
+    let same_content = [score(&q, &k, 0, 1)?, score(&q, &k, 5, 6)?];
+    let other_content = score(&q2, &k, 0, 1)?;
+    let probe = StdGaussian::new(6).randn(8, 2);
+    let mut max_norm_change = 0.0f64;
+    for p in [0i64, 1, 7, 1000, 123_456] {
+        let rotated = plane.apply(probe.view(), &vec![p; probe.nrows()])?;
+        for (a, b) in rotated.rows().into_iter().zip(probe.rows()) {
+            max_norm_change = max_norm_change.max((a.dot(&a).sqrt() - b.dot(&b).sqrt()).abs());
+        }
+    }
+    out.push(Fact::new(
+        FactId::RotaryContent,
+        (same_content[0] - same_content[1]).abs() <= 1e-12
+            && (same_content[0] - other_content).abs() > 1e-3
+            && max_norm_change <= 1e-12,
+        FactMeasured::RotaryContent {
+            separation: 1,
+            pairs,
+            scores_same_content: same_content,
+            score_other_content: other_content,
+            max_norm_change,
+        },
+    ));
     out.push(Fact::new(
         FactId::RotaryLayouts,
         layout_err == 0.0 && (same - mixed).abs() > 1e-6,
