@@ -184,3 +184,31 @@ fn every_help_lists_the_accepted_values_and_defaults() {
     assert!(help.contains("also float16, half, fp16"), "{help}");
     assert!(help.contains("[default: numpy]") && help.contains("[default: f64]"));
 }
+
+/// The README's images are the lab's charts as the current code draws them (regenerate with
+/// `scripts/regen-readme-images.sh`), and every image the README shows exists.
+#[test]
+fn readme_images_are_what_the_code_draws() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let dir = tempfile::tempdir().unwrap();
+    common::run_ok(&["lab", "--plot", dir.path().to_str().unwrap()], 0);
+    for name in svgs(dir.path()) {
+        let fresh = std::fs::read_to_string(dir.path().join(&name)).unwrap();
+        let committed =
+            std::fs::read_to_string(format!("{root}/docs/img/{name}")).unwrap_or_else(|e| {
+                panic!("docs/img/{name}: {e} (run scripts/regen-readme-images.sh)")
+            });
+        assert!(
+            fresh == committed,
+            "docs/img/{name} is not what the code draws: run scripts/regen-readme-images.sh"
+        );
+    }
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    for part in readme.split("](docs/img/").skip(1) {
+        let file = part.split(')').next().unwrap();
+        assert!(
+            Path::new(&format!("{root}/docs/img/{file}")).is_file(),
+            "README shows docs/img/{file}, which does not exist"
+        );
+    }
+}

@@ -5,7 +5,7 @@ use attnlab_core::api::{Outcome, Report, Request};
 use attnlab_core::choice::Choice;
 
 use super::common::InputArgs;
-use super::exec::{emit, run_with_progress, stdout_error, Show};
+use super::exec::{emit_with_text, run_with_progress, Show};
 
 /// Options of `attnlab attend`.
 #[derive(Debug, clap::Args)]
@@ -50,10 +50,10 @@ pub fn run(args: AttendArgs) -> anyhow::Result<Outcome> {
     let report = run_with_progress(&request)?;
     let show = Show {
         json: args.input.json,
-        plot_dir: None,
+        plot_dir: args.input.plot.as_deref(),
     };
-    match (&report, args.show.is_empty() || args.input.json) {
-        (Report::Attend(r), false) => {
+    let text = match &report {
+        Report::Attend(r) if !args.show.is_empty() && !args.input.json => {
             let parts: Vec<AttendPart> = if args.show.iter().any(|p| matches!(p, Parts::All)) {
                 AttendPart::ALL.to_vec()
             } else {
@@ -65,13 +65,10 @@ pub fn run(args: AttendArgs) -> anyhow::Result<Outcome> {
                     })
                     .collect()
             };
-            use std::io::Write;
-            let text = attnlab_render::text::attend::render_parts(r, &parts);
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes()).map_err(stdout_error)?;
-            out.flush().map_err(stdout_error)?;
+            Some(attnlab_render::text::attend::render_parts(r, &parts))
         }
-        _ => emit(&report, &show)?,
-    }
+        _ => (!args.input.json).then(|| attnlab_render::text::render(&report)),
+    };
+    emit_with_text(&report, text.as_deref(), &show)?;
     Ok(report.outcome())
 }

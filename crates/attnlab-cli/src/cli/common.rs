@@ -55,6 +55,10 @@ pub struct InputArgs {
     /// Print one JSON object on stdout instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Write every chart of the command (SVG) into DIR: attend the weights heat map of each
+    /// head, equivariance the margin of each check.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
 }
 
 impl InputArgs {

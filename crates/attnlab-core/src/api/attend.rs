@@ -134,9 +134,46 @@ impl AttendReport {
         Outcome::Holds
     }
 
-    /// No charts yet: the tables show every matrix.
+    /// The weights of each head as a heat map (`attention_weights`, or `attention_weights_h<k>`
+    /// with several heads): rows are queries and sum to 1, the colour runs from 0 to 1.
     pub fn charts(&self) -> Vec<Chart> {
-        Vec::new()
+        let heads: Vec<&Array2<f64>> = match &self.weights_per_head {
+            Some(list) => list.iter().collect(),
+            None => vec![&self.weights],
+        };
+        let labels = self.tokens.clone().unwrap_or_default();
+        heads
+            .iter()
+            .enumerate()
+            .map(|(h, w)| Chart {
+                name: if heads.len() > 1 {
+                    format!("attention_weights_h{h}")
+                } else {
+                    "attention_weights".into()
+                },
+                title: format!(
+                    "attention weights{}, mask {}, positions {}, {}",
+                    if heads.len() > 1 {
+                        format!(" of head {h}")
+                    } else {
+                        String::new()
+                    },
+                    self.mask,
+                    self.pos,
+                    self.dtype
+                ),
+                kind: crate::chart::ChartKind::Heatmap(crate::chart::Heatmap {
+                    values: w.rows().into_iter().map(|r| r.to_vec()).collect(),
+                    row_labels: labels.clone(),
+                    col_labels: labels.clone(),
+                    x_label: "key".into(),
+                    y_label: "query (each row sums to 1)".into(),
+                    scale: crate::chart::ColourScale::Sequential { min: 0.0, max: 1.0 },
+                    scale_note: "colour: weight 0 to 1".into(),
+                    highlight_rows: vec![],
+                }),
+            })
+            .collect()
     }
 }
 
