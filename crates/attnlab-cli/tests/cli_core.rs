@@ -1,10 +1,9 @@
 //! The core commands through the binary: seed 000's verified output and exercises, readouts,
 //! masks, and every bad input → one line on stderr and exit 2.
 
-use assert_cmd::cargo::cargo_bin_cmd;
-
 mod common;
 
+use assert_cmd::cargo::cargo_bin_cmd;
 use common::run_json as run;
 
 #[test]
@@ -175,7 +174,8 @@ fn bad_inputs_exit_2_with_one_clear_line() {
         (vec!["equivariance", "--index-scale", "0.5"], "--pos index"),
         (
             vec!["equivariance", "--pos", "index", "--index-scale", "1e200"],
-            "non-finite",
+            // The same refusal as attend's (one message for one overflow).
+            "is not finite",
         ),
         (
             vec!["equivariance", "--layer", "rnn", "--heads", "2"],

@@ -96,7 +96,10 @@ impl Error {
     pub fn io(path: impl AsRef<Path>, reason: impl fmt::Display) -> Self {
         Self::new(
             ErrorKind::Read,
-            format!("cannot read {}: {reason}", path.as_ref().display()),
+            format!(
+                "cannot read {}: {reason}",
+                crate::present::text::shorten_path(path.as_ref())
+            ),
         )
     }
 
@@ -121,7 +124,10 @@ impl Error {
     pub fn write(path: impl AsRef<Path>, reason: impl fmt::Display) -> Self {
         Self::new(
             ErrorKind::Write,
-            format!("cannot write {}: {reason}", path.as_ref().display()),
+            format!(
+                "cannot write {}: {reason}",
+                crate::present::text::shorten_path(path.as_ref())
+            ),
         )
     }
 
@@ -152,6 +158,29 @@ impl Error {
         Self::new(
             ErrorKind::NonFinite,
             format!("{what} is not finite (inf or NaN); {hint}"),
+        )
+    }
+
+    /// The one refusal of a non-finite result, so that every command says the same thing about
+    /// the same overflow: `{what} in {dtype} is not finite (inf or NaN); the inputs overflow
+    /// {dtype}: …`.
+    ///
+    /// ```
+    /// let e = attnlab_core::Error::overflow("the layer's output", attnlab_core::Dtype::F32);
+    /// assert_eq!(e.kind(), attnlab_core::ErrorKind::NonFinite);
+    /// assert!(e.to_string().contains("--dtype f64"));
+    /// ```
+    pub fn overflow(what: impl fmt::Display, dtype: crate::Dtype) -> Self {
+        let wider = if dtype == crate::Dtype::F64 {
+            ""
+        } else {
+            ", or use --dtype f64"
+        };
+        Self::non_finite(
+            format!("{what} in {dtype}"),
+            format!(
+                "the inputs overflow {dtype}: use a smaller --index-scale or smaller block values{wider}"
+            ),
         )
     }
 

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::attention::Mask;
 use crate::layer::{Inputs, LayerKind, LayerSpec, PosKind, Readout};
 use crate::symmetry::{
-    check_equivariance, check_invariance, check_weight_equivariance, CheckReport, Permutation,
+    check_equivariance, check_invariance, check_weight_equivariance_heads, CheckReport, Permutation,
 };
 use crate::{Dtype, Error, Real, Result};
 
@@ -141,31 +141,46 @@ fn check_in<T: Real>(
     spec: &LayerSpec,
     inputs: &Inputs,
     perms: &[Permutation],
+    cancel: &dyn Fn() -> Result<()>,
 ) -> Result<CheckReport> {
     let f = spec.build::<T>(inputs)?;
     let h = inputs.x.mapv(T::from_f64);
-    let f = |x: ArrayView2<T>| f(x);
+    let f = |x: ArrayView2<T>| {
+        cancel()?;
+        f(x)
+    };
     match spec.readout {
         Readout::None => check_equivariance(f, h.view(), perms),
         _ => check_invariance(f, h.view(), perms),
     }
 }
 
+/// The weight form of every head from one forward pass per input (not one per head), and the
+/// worst head's report (the first of equal margins).
 fn weight_form_in<T: Real>(
     spec: &LayerSpec,
     inputs: &Inputs,
     perms: &[Permutation],
+    cancel: &dyn Fn() -> Result<()>,
 ) -> Result<CheckReport> {
     let h = inputs.x.mapv(T::from_f64);
+    let f = spec.attention_fn::<T>(inputs)?;
+    let reports = check_weight_equivariance_heads(
+        |x: ArrayView2<T>| {
+            cancel()?;
+            Ok(f(x)?.weights)
+        },
+        h.view(),
+        perms,
+    )?;
     let mut worst: Option<CheckReport> = None;
-    for head in 0..inputs.heads {
-        let w = spec.weights_fn::<T>(inputs, head)?;
-        let r = check_weight_equivariance(|x: ArrayView2<T>| w(x), h.view(), perms)?;
+    for r in reports {
         if worst.as_ref().is_none_or(|b| r.margin > b.margin) {
             worst = Some(r);
         }
     }
-    Ok(worst.expect("at least one head"))
+    // check_weight_equivariance_heads returns one report per head, and a layer has ≥ 1 head.
+    worst.ok_or_else(|| Error::invalid("heads", 0, "at least one head"))
 }
 
 /// Dispatches a check to the requested float type.
@@ -178,9 +193,20 @@ pub fn check(
     perms: &[Permutation],
     dtype: Dtype,
 ) -> Result<CheckReport> {
+    check_cancellable(spec, inputs, perms, dtype, &|| Ok(()))
+}
+
+/// [`check`], calling `cancel` before every forward pass (it returns an error to stop).
+fn check_cancellable(
+    spec: &LayerSpec,
+    inputs: &Inputs,
+    perms: &[Permutation],
+    dtype: Dtype,
+    cancel: &dyn Fn() -> Result<()>,
+) -> Result<CheckReport> {
     match dtype.require_layer()? {
-        Dtype::F32 => check_in::<f32>(spec, inputs, perms),
-        _ => check_in::<f64>(spec, inputs, perms),
+        Dtype::F32 => check_in::<f32>(spec, inputs, perms, cancel),
+        _ => check_in::<f64>(spec, inputs, perms, cancel),
     }
 }
 
@@ -194,11 +220,29 @@ pub fn symmetry(
     perms: &[Permutation],
     dtype: Dtype,
 ) -> Result<SymmetryResult> {
+    symmetry_with(spec, inputs, perms, dtype, &|| Ok(()))
+}
+
+/// [`symmetry`], calling `cancel` before every forward pass, so a long check stops at once when
+/// it returns an error (the CLI's Ctrl-C, a server's time limit).
+///
+/// # Errors
+/// See [`symmetry`]; whatever `cancel` returns.
+pub fn symmetry_with(
+    spec: &LayerSpec,
+    inputs: &Inputs,
+    perms: &[Permutation],
+    dtype: Dtype,
+    cancel: &dyn Fn() -> Result<()>,
+) -> Result<SymmetryResult> {
+    let check = |spec: &LayerSpec, inputs: &Inputs, perms: &[Permutation], dtype: Dtype| {
+        check_cancellable(spec, inputs, perms, dtype, cancel)
+    };
     let report = check(spec, inputs, perms, dtype)?;
     let weight_form = if spec.kind == LayerKind::Attention && spec.readout == Readout::None {
         Some(match dtype.require_layer()? {
-            Dtype::F32 => weight_form_in::<f32>(spec, inputs, perms)?,
-            _ => weight_form_in::<f64>(spec, inputs, perms)?,
+            Dtype::F32 => weight_form_in::<f32>(spec, inputs, perms, cancel)?,
+            _ => weight_form_in::<f64>(spec, inputs, perms, cancel)?,
         })
     } else {
         None

@@ -2,6 +2,7 @@
 //! (`attnlab_core::api::rope`) and run through [`super::exec`]. Only the syntax of the option
 //! strings is checked here (numbers, counts); every range and every source rule is the core's.
 
+use attnlab_core::present::text::shorten;
 use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
@@ -16,7 +17,7 @@ use attnlab_core::numeric::Dtype;
 use attnlab_core::spectrum::resolve::DEFAULT_TOL;
 use attnlab_core::Error;
 
-use super::exec::{emit, execute, run_with_progress, stdout_error, Show};
+use super::exec::{emit, execute, execute_html, run_with_progress, stdout_error, Show};
 use super::Outcome;
 
 #[derive(Debug, Subcommand)]
@@ -59,8 +60,10 @@ pub struct SourceArgs {
     /// A Hugging Face config.json.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// A built-in model preset (`rope audit --list-presets` shows each one's source).
-    #[arg(long, ignore_case = true, value_parser = clap::builder::PossibleValuesParser::new(attnlab_core::config::preset_names()))]
+    /// A built-in model preset: llama-2-7b, llama-3.1-8b, mistral-7b-v0.1, qwen2-7b-instruct,
+    /// gpt-neox-20b, deepseek-v3, gpt-oss-20b, phi-3.5-mini-instruct (any case; `rope audit
+    /// --list-presets` shows each one's source).
+    #[arg(long)]
     preset: Option<String>,
 }
 
@@ -89,9 +92,13 @@ fn number(what: &str, s: &str) -> Result<f64, Error> {
     let v: f64 = s
         .trim()
         .parse()
-        .map_err(|_| Error::invalid(what, s, "a number"))?;
+        .map_err(|_| Error::invalid(format!("--{what}"), shorten(s), "a number"))?;
     if !v.is_finite() {
-        return Err(Error::invalid(what, s, "a finite number"));
+        return Err(Error::invalid(
+            format!("--{what}"),
+            shorten(s),
+            "a finite number",
+        ));
     }
     Ok(v)
 }
@@ -100,7 +107,7 @@ const NON_NEGATIVE: &str = "a non-negative integer, e.g. 4096, 1e6 or 2^20";
 
 /// A count option (`4096`, `1e6`, `2^20`, `128k`), its error naming the option.
 fn count(what: &str, s: &str, expected: &str) -> Result<Count, Error> {
-    Count::parse(s).map_err(|_| Error::invalid(what, s, expected))
+    Count::parse(s).map_err(|_| Error::invalid(format!("--{what}"), shorten(s), expected))
 }
 
 /// Runs a request and writes its charts into the directory `plot` (every command's `--plot
@@ -324,9 +331,13 @@ pub struct AuditArgs {
     /// Write every chart (wavelengths.svg, decay.svg, precision.svg) into DIR.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
+    /// Also write the audit (verdict, tables, charts) as one self-contained HTML file (inline
+    /// SVG and CSS, no script, no external request).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// List the built-in presets (name, rope type, rotary dimension, base, context, source) and
     /// exit.
-    #[arg(long, conflicts_with_all = ["omega", "base", "dim", "config", "preset", "plot"])]
+    #[arg(long, conflicts_with_all = ["omega", "base", "dim", "config", "preset", "plot", "html"])]
     list_presets: bool,
     /// One JSON object on stdout.
     #[arg(long)]
@@ -359,11 +370,12 @@ fn audit(a: AuditArgs) -> anyhow::Result<Outcome> {
             .map(|g| number("min-base-grid", g))
             .transpose()?,
     });
-    execute(
+    execute_html(
         &request,
         &Show {
             json: a.json,
             plot_dir: a.plot.as_deref(),
         },
+        a.html.as_deref(),
     )
 }

@@ -76,8 +76,9 @@ impl Narrator {
     fn print(&self, text: &str) -> anyhow::Result<()> {
         if self.json {
             let mut e = std::io::stderr().lock();
-            e.write_all(text.as_bytes())?;
-            e.flush()?;
+            let fail = |err| attnlab_core::Error::write_source("standard error", err);
+            e.write_all(text.as_bytes()).map_err(fail)?;
+            e.flush().map_err(fail)?;
         } else {
             let mut o = std::io::stdout().lock();
             o.write_all(text.as_bytes()).map_err(stdout_error)?;
@@ -90,12 +91,32 @@ impl Narrator {
     }
 }
 
+/// The longest line a prompt reads (an answer, a setting, a reason).
+pub const MAX_LINE: usize = 4096;
+
 /// A line from the terminal: `None` at end of input (Ctrl-D) or when the student types `quit`.
+/// Lines are read at most [`MAX_LINE`] bytes at a time: a longer line is an error, never a
+/// growing buffer.
 fn read_line(input: &mut dyn BufRead) -> anyhow::Result<Option<String>> {
-    let mut line = String::new();
-    if input.read_line(&mut line)? == 0 {
+    let mut raw = Vec::new();
+    let limit = u64::try_from(MAX_LINE + 1).unwrap_or(u64::MAX);
+    let n = std::io::Read::take(&mut *input, limit)
+        .read_until(b'\n', &mut raw)
+        .map_err(|e| attnlab_core::Error::io_source("standard input", e))?;
+    if n == 0 {
         return Ok(None);
     }
+    if raw.len() > MAX_LINE && !raw.ends_with(b"\n") {
+        return Err(attnlab_core::Error::invalid(
+            "input line",
+            format!("a line of more than {MAX_LINE} bytes"),
+            format!("at most {MAX_LINE} bytes per answer (progress so far is saved)"),
+        )
+        .into());
+    }
+    let line = String::from_utf8(raw).map_err(|_| {
+        attnlab_core::Error::invalid("input line", "bytes that are not UTF-8", "UTF-8 text")
+    })?;
     let t = line.trim().to_string();
     if t.eq_ignore_ascii_case("quit") || t.eq_ignore_ascii_case("q") {
         return Ok(None);
@@ -198,15 +219,6 @@ fn progress_note(r: &RunReport, path: &Path, answers: Option<&Path>) -> String {
     }
 }
 
-/// Forgets the saved progress.
-fn remove_state(path: &Path) -> anyhow::Result<()> {
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(attnlab_core::Error::write_source(path, e).into()),
-    }
-}
-
 pub fn run(args: SessionArgs) -> anyhow::Result<Outcome> {
     let show = Show {
         json: args.json,
@@ -232,15 +244,17 @@ pub fn run(args: SessionArgs) -> anyhow::Result<Outcome> {
 
 /// `--answers FILE`: one core request. The file is graded on its own; only with an explicit
 /// `--state FILE` and `resume = true` in the answers does the saved progress supply the steps
-/// the file does not answer. The progress is written (to `--state FILE` only) when the run
-/// succeeds: a bad answers file changes nothing, even with `--reset`.
+/// the file does not answer. The records are written (to `--state FILE` only, replacing earlier
+/// records of the same steps) when the run succeeds: a bad answers file changes nothing, even
+/// with `--reset`.
 fn scripted(
     args: &SessionArgs,
     answers: &Path,
     n: &Narrator,
     show: &Show,
 ) -> anyhow::Result<Outcome> {
-    let sheet = AnswerSheet::load(answers)?;
+    let limits = super::limits();
+    let sheet = AnswerSheet::load_with(answers, &limits)?;
     let state_path = args.state.as_deref();
     if sheet.resume && state_path.is_none() {
         return Err(attnlab_core::Error::invalid(
@@ -251,19 +265,9 @@ fn scripted(
         .into());
     }
     let saved = match state_path {
-        Some(p) if !args.reset => State::load(p)?,
+        Some(p) if !args.reset => State::load_with(p, &limits)?,
         _ => State::default(),
     };
-    if let Some(p) = state_path {
-        if !sheet.resume && !args.reset && !saved.records.is_empty() {
-            return Err(attnlab_core::Error::invalid(
-                format!("--state {}", shorten(&p.display().to_string())),
-                format!("{} saved records", saved.records.len()),
-                "resume = true in the answers to continue from them, or --reset to replace them (or no --state: grade the file on its own)",
-            )
-            .into());
-        }
-    }
     let resume = sheet.resume;
     let request = Request::Session(SessionRequest {
         answers: Some(sheet),
@@ -279,9 +283,15 @@ fn scripted(
         anyhow::bail!("the session run returned the step list");
     };
     if let Some(p) = state_path {
+        // This run's records replace earlier ones of the same steps; the file keeps the
+        // others (a later run with resume = true carries them over).
         let mut state = if resume { saved } else { State::default() };
         r.update(&mut state);
-        state.save(p)?;
+        if args.reset {
+            state.save_replacing(p)?;
+        } else {
+            state.save(p)?;
+        }
     }
     if args.json {
         n.print(&render::narration(r))?;
@@ -298,7 +308,10 @@ fn scripted(
 fn scripted_note(r: &RunReport, state: Option<&Path>, answers: &Path) -> String {
     match state {
         None => "Graded on its own; no progress saved (add --state FILE to keep it).\n".into(),
-        Some(p) if r.complete => format!("Records saved in {}.\n", p.display()),
+        Some(p) if r.complete => format!(
+            "Records saved in {} (the newest record of each step is kept).\n",
+            p.display()
+        ),
         Some(p) => format!(
             "Records saved in {}. To add the missing steps, answer them in a file with resume = true and run: {}\n",
             p.display(),
@@ -315,11 +328,14 @@ fn interactive(
     show: &Show,
 ) -> anyhow::Result<Outcome> {
     if args.reset {
-        remove_state(state_path)?;
+        State::remove(state_path)?;
     }
-    let mut state = State::load(state_path)?;
+    let mut state = State::load_with(state_path, &super::limits())?;
     let session = match &args.blocks {
-        Some(path) => Session::with_blocks(BlocksSource::Path(path.clone()).load(true)?)?,
+        Some(path) => Session::with_blocks(attnlab_core::blocks::Blocks::load_with(
+            path,
+            &super::limits(),
+        )?)?,
         None => Session::course(),
     };
     if let Some(line) = attnlab_core::present::prose::session::blocks_line(&session.blocks()) {
@@ -334,6 +350,7 @@ fn interactive(
     }
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
+    super::exit_on_interrupt().store(true, std::sync::atomic::Ordering::SeqCst);
     let mut graded_now = Vec::new();
     let mut paused = None;
     for i in 0..session.len() {

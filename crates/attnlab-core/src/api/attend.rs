@@ -6,13 +6,14 @@
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
-use super::layer_input::LayerInput;
+use super::layer_input::{forward_budget, inputs_bytes, LayerInput};
 use super::{Context, Outcome};
 use crate::attention::Mask;
 use crate::chart::Chart;
 use crate::layer::{Inputs, LayerKind, PosKind, Readout};
+use crate::limits::{self, Budget};
 use crate::rng::RngKind;
-use crate::{Dtype, Error, Real, Result};
+use crate::{Dtype, Real, Result};
 
 /// The request of `attnlab attend`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -234,7 +235,11 @@ struct Pass {
 
 fn forward<T: Real>(req: &LayerInput, inputs: &Inputs) -> Result<Pass> {
     let spec = req.spec(LayerKind::Attention, Readout::None);
-    let (h, out, t) = spec.attention_traced::<T>(inputs)?;
+    // The output and weights are the layer's (the fused kernel every command runs); the
+    // intermediates come from the unfused pass of the same layer, which agrees to rounding.
+    let layer = spec.attention_fn::<T>(inputs)?;
+    let out = layer(inputs.x.mapv(T::from_f64).view())?;
+    let (h, _, t) = spec.attention_traced::<T>(inputs)?;
     let f = |a: &Array2<T>| a.mapv(Real::to_f64);
     Ok(Pass {
         h: f(&h),
@@ -259,14 +264,35 @@ fn masked(a: &Array2<f64>) -> Vec<Vec<Option<f64>>> {
         .collect()
 }
 
+/// What `attnlab attend` needs for an n × d input with k heads: the inputs, one forward pass
+/// ([`super::layer_input::forward_budget`]) and the report — every head's weights and the
+/// output in f64, and their text rendering (about 16 bytes per number).
+pub fn budget_for(n: usize, d: usize, heads: usize) -> Budget {
+    let (nn, dd, h) = (limits::u(n), limits::u(d), limits::u(heads));
+    let report_values = limits::product(&[h, nn, nn]).saturating_add(limits::product(&[6, nn, dd]));
+    let report = Budget::new(report_values.saturating_mul(8 + 16), 0);
+    Budget::new(inputs_bytes(n, d), 0)
+        .plus(forward_budget(n, d, heads))
+        .plus(report)
+}
+
+/// The budget of a request, from what it declares (see [`LayerInput::declared_shape`]).
+pub fn budget(req: &AttendRequest) -> Budget {
+    let (n, d) = req.input.declared_shape();
+    budget_for(n, d, req.input.heads)
+}
+
 /// Runs one forward pass.
 ///
 /// # Errors
-/// Bad options, or inputs whose output overflows the dtype (a non-finite result is refused,
-/// never printed).
+/// Bad options, requests over `ctx.limits`, or inputs whose output overflows the dtype (a
+/// non-finite result is refused, never printed).
 pub fn run(req: &AttendRequest, ctx: &Context) -> Result<AttendReport> {
     let a = &req.input;
-    let inputs = a.inputs(ctx)?;
+    let spec = a.prepare(ctx)?;
+    let (n, d) = spec.shape()?;
+    budget_for(n, d, a.heads).check(a.describe(n, d, "attend"), &ctx.limits)?;
+    let inputs = spec.build()?;
     let pass = match a.dtype.require_layer()? {
         Dtype::F32 => forward::<f32>(a, &inputs)?,
         _ => forward::<f64>(a, &inputs)?,
@@ -279,9 +305,9 @@ pub fn run(req: &AttendRequest, ctx: &Context) -> Result<AttendReport> {
         .chain(pass.trace.k_mapped.iter())
         .any(|v| !v.is_finite())
     {
-        return Err(Error::non_finite(
-            format!("the attention output in {}", a.dtype),
-            "the inputs overflow the dtype (reduce --index-scale or the blocks' magnitudes, or use --dtype f64)",
+        return Err(crate::Error::overflow(
+            crate::symmetry::LAYER_OUTPUT,
+            a.dtype,
         ));
     }
     let (n, dim) = inputs.x.dim();
@@ -354,6 +380,12 @@ mod tests {
             let spec = input.spec(LayerKind::Attention, Readout::None);
             let f = spec.attention_fn::<f64>(&inputs).unwrap();
             assert_eq!(f(inputs.x.view()).unwrap().output, r.output, "{pos}");
+            // The unfused pass the intermediates come from agrees with it to rounding.
+            let (_, traced, _) = spec.attention_traced::<f64>(&inputs).unwrap();
+            let diff = (&traced.output - &r.output)
+                .iter()
+                .fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!(diff <= 1e-13, "{pos}: {diff:e}");
             let h = r.h.clone().unwrap_or_else(|| r.x.clone());
             if let Some(p) = &r.positions {
                 assert_eq!(&r.x + p, h);

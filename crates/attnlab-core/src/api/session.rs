@@ -197,7 +197,7 @@ impl SessionReport {
 /// step's form; a saved state of another version; cancellation.
 pub fn run(req: &SessionRequest, ctx: &Context) -> Result<SessionReport> {
     let session = match &req.blocks {
-        Some(b) => Session::with_blocks(b.load(ctx.allow_files)?)?,
+        Some(b) => Session::with_blocks(b.load_in(ctx)?)?,
         None => Session::course(),
     };
     if req.list {
