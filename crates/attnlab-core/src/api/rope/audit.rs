@@ -93,6 +93,18 @@ impl AuditReport {
                     at: r.context as f64,
                     label: format!("context {}", r.context),
                 }],
+                // The first plane that turns less than once within the context.
+                marks: r
+                    .planes
+                    .iter()
+                    .find(|p| p.wavelength > r.context as f64)
+                    .map(|p| crate::chart::Mark {
+                        x: p.index as f64,
+                        y: p.wavelength,
+                        label: format!("plane {}: first < 1 turn", p.index),
+                    })
+                    .into_iter()
+                    .collect(),
                 ..Default::default()
             }),
         };
@@ -115,6 +127,11 @@ impl AuditReport {
                 h_lines: vec![RefLine {
                     at: 0.0,
                     label: "0".into(),
+                }],
+                marks: vec![crate::chart::Mark {
+                    x: r.decay_min_mean_at.max(1) as f64,
+                    y: r.decay_min_mean,
+                    label: format!("minimum at m = {}", r.decay_min_mean_at),
                 }],
                 ..Default::default()
             }),
