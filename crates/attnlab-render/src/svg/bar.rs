@@ -30,16 +30,23 @@ struct Categories {
     extent: f64,
 }
 
-/// Category labels for bands `band` px wide: horizontal if every name fits its band, else on
-/// up to two lines, else upright, shortened to at most 25 % of the canvas height, at a size
-/// that fits the band (every `stride`-th one when even 8 px is too tall for a band).
+/// Category labels for bands `band` px wide: horizontal if every name fits its band on up to
+/// two lines broken between words (never inside one), at the tick size or up to 3 px smaller;
+/// else upright, shortened to at most 25 % of the canvas height, at a size that fits the band
+/// (every `stride`-th one when even 8 px is too tall for a band).
 fn categories(names: &[String], band: f64) -> Categories {
     let max_w = band - 6.0;
-    for size in [TICK_SIZE, TICK_SIZE - 1.0] {
+    for size in [TICK_SIZE, TICK_SIZE - 1.0, TICK_SIZE - 2.0, TICK_SIZE - 3.0] {
         let wrapped: Vec<Vec<String>> = names.iter().map(|n| text::wrap(n, size, max_w)).collect();
-        let ok = wrapped
-            .iter()
-            .all(|l| l.len() <= 2 && l.iter().all(|l| text::width(l, size) <= max_w));
+        let whole_words = |name: &str, lines: &[String]| {
+            lines
+                .iter()
+                .flat_map(|l| l.split_whitespace())
+                .eq(name.split_whitespace())
+        };
+        let ok = wrapped.iter().zip(names).all(|(l, name)| {
+            l.len() <= 2 && l.iter().all(|l| text::width(l, size) <= max_w) && whole_words(name, l)
+        });
         if ok {
             let most = wrapped.iter().map(Vec::len).max().unwrap_or(1).max(1);
             return Categories {
@@ -394,6 +401,21 @@ mod tests {
         let long = vec!["x".repeat(400)];
         let c = categories(&long, 10.0);
         assert!(c.extent <= 0.25 * HEIGHT && c.full[0].is_some());
+    }
+
+    #[test]
+    fn a_label_is_never_broken_inside_a_word() {
+        // "sinusoidal" is a little wider than the band at the tick size: it is drawn whole at
+        // a smaller size (it was "sinusoida" over "l"), and where no size fits, upright.
+        let names: Vec<String> = ["f64 bare", "RNN", "sinusoidal", "RoPE"]
+            .map(String::from)
+            .into();
+        let word = text::width("sinusoidal", TICK_SIZE);
+        let c = categories(&names, word + 6.0 - 1.0);
+        assert!(!c.upright && c.size < TICK_SIZE, "{c:?}");
+        assert_eq!(c.lines[2], vec!["sinusoidal".to_string()]);
+        let c = categories(&names, text::width("sinusoidal", TICK_SIZE - 3.0) + 6.0 - 1.0);
+        assert!(c.upright, "{c:?}");
     }
 
     #[test]
