@@ -13,6 +13,7 @@ pub mod angle;
 pub mod audit;
 pub mod decay;
 pub mod identity;
+pub mod min_base;
 pub mod period;
 pub mod precision;
 pub mod resolve;
