@@ -9,7 +9,8 @@ Pinned environment (CPU is enough; PyPI's torch wheel pulls its CUDA libraries b
     /tmp/hfvenv/bin/python scripts/gen_hf_rope_vectors.py tests/data/hf_rope_vectors.json
 
 For every case the script builds the model's real config class from the config.json fields
-(`AutoConfig.for_model`), then calls transformers' own code:
+(`AutoConfig.for_model`), then calls transformers' own code. `CASES` (the first part of the
+file):
 
 * rope type "default": the model's `<Model>RotaryEmbedding.compute_default_rope_parameters`
   (transformers 5.x has no generic "default" entry; families differ on partial rotary);
@@ -17,6 +18,14 @@ For every case the script builds the model's real config class from the config.j
   "cpu", seq_len=...)`;
 * DeepSeek-V2/V3: also `yarn_apply_mscale(config.rope_parameters, 1.0)` from the model's
   modeling file, i.e. the softmax-scale multiplier mscale².
+
+`CLASS_CASES` (configs with keys left to their class defaults, several rope sets per model,
+mrope, proportional): the text model's `<Model>RotaryEmbedding(config)` itself, reading its
+`inv_freq` / `<layer_type>_inv_freq` and attention-scaling buffers, one case per layer type.
+
+`--defaults OUT` instead writes the rope-relevant defaults of every config class
+(`AutoConfig.for_model(model_type)` without arguments; `crates/attnlab-core/data/
+hf_config_defaults.json`, which the config reader embeds).
 
 It records inv_freq as float32 bit patterns (hex) and repr-exact decimals, the attention
 factor (a Python float, repr-exact), and an independent float64 numpy evaluation of the same
@@ -252,6 +261,11 @@ def numpy_f64(rp, dim, max_pos, seq_len, rope_type):
         smoothed = (1 - smooth) * inv_l / f + smooth * inv_l
         medium = ~(wl < old / hi) & ~(wl > old / lo)
         return np.where(medium, smoothed, inv_l)
+    if rope_type == "proportional":
+        n = int(rp.get("partial_rotary_factor", 1.0) * dim // 2)
+        inv = np.zeros(dim // 2)
+        inv[:n] = 1.0 / base ** (np.arange(0, 2 * n, 2, dtype=np.float64) / dim)
+        return inv / rp.get("factor", 1.0)
     raise ValueError(rope_type)
 
 
@@ -302,6 +316,8 @@ def class_case(name, source, fields, layer_type):
         "inv_freq_f32_bits": [f"{f32_bits(v):08x}" for v in vals],
         "inv_freq_f32": vals,
         "attention_factor": float(attn),
+        "inv_freq_f64": [float(v) for v in numpy_f64(rp, 2 * len(vals), text.max_position_embeddings, None,
+                                                     rp.get("rope_type", "default"))],
     }
 
 

@@ -37,15 +37,37 @@ fn inv_freq_and_attention_factor_match_transformers() {
     let cases = doc["cases"].as_array().unwrap();
     assert!(cases.len() >= 12, "expected the full case list");
     let mut types = std::collections::BTreeSet::new();
-    let (mut planes, mut exact) = (0usize, 0usize);
+    let (mut planes, mut exact, mut exact_af) = (0usize, 0usize, 0usize);
     for case in cases {
         let name = case["name"].as_str().unwrap();
         let cfg = RopeConfig::from_json(case["config"].clone(), name)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let seq_len = case["seq_len"].as_u64();
-        let f = cfg.frequencies(seq_len).unwrap();
-        types.insert(case["rope_type"].as_str().unwrap().to_string());
-        assert_eq!(f.rope_type, case["rope_type"].as_str().unwrap(), "{name}");
+        // Cases read through a model's rotary class name the layer type of the set.
+        let layer_type = case.get("layer_type").and_then(Value::as_str);
+        let f = cfg
+            .layer_frequencies(layer_type, seq_len)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let hf_type = case["rope_type"].as_str().unwrap();
+        types.insert(hf_type.to_string());
+        // transformers' Qwen2-VL config rewrites "mrope" to "default" (same inv_freq).
+        let ours = if f.rope_type == "mrope" {
+            "default"
+        } else {
+            f.rope_type.as_str()
+        };
+        assert_eq!(ours, hf_type, "{name}");
+        if let Some(theta) = case.get("rope_theta").and_then(Value::as_f64) {
+            assert_eq!(f.base, Some(theta), "{name}: base (class default?)");
+        }
+        if let Some(layers) = case.get("layers").and_then(Value::as_u64) {
+            let set = cfg
+                .sets
+                .iter()
+                .find(|s| s.layer_type.as_deref() == layer_type)
+                .unwrap_or_else(|| panic!("{name}: no set {layer_type:?}"));
+            assert_eq!(set.layers, Some(layers as usize), "{name}: layers");
+        }
         assert_eq!(
             f.rotary_dim as u64,
             case["rotary_dim"].as_u64().unwrap(),
@@ -76,6 +98,7 @@ fn inv_freq_and_attention_factor_match_transformers() {
             "{name}: attention factor {} vs {hf_af}",
             f.attention_factor
         );
+        exact_af += usize::from(f.attention_factor == hf_af);
 
         let f64s: Vec<f64> = case["inv_freq_f64"]
             .as_array()
@@ -84,7 +107,11 @@ fn inv_freq_and_attention_factor_match_transformers() {
             .map(|v| v.as_f64().unwrap())
             .collect();
         for (k, (ours, want)) in f.inv_freq.iter().zip(&f64s).enumerate() {
-            let rel = ((ours - want) / want).abs();
+            let rel = if *want == 0.0 {
+                ours.abs()
+            } else {
+                ((ours - want) / want).abs()
+            };
             assert!(
                 rel <= 1e-12,
                 "{name}: plane {k}: f64 {ours:e} vs numpy {want:e} (rel {rel:e})"
@@ -104,11 +131,20 @@ fn inv_freq_and_attention_factor_match_transformers() {
             None => assert_eq!(f.softmax_scale_multiplier, None, "{name}"),
         }
     }
-    for t in ["default", "linear", "dynamic", "yarn", "longrope", "llama3"] {
+    for t in [
+        "default",
+        "linear",
+        "dynamic",
+        "yarn",
+        "longrope",
+        "llama3",
+        "proportional",
+    ] {
         assert!(types.contains(t), "no vector case for rope type {t}");
     }
     println!(
-        "{exact}/{planes} float32 planes bit-identical to transformers, the rest within 1 ulp"
+        "{exact}/{planes} float32 planes bit-identical to transformers, the rest within 1 ulp; {exact_af}/{} attention factors identical",
+        cases.len()
     );
 }
 

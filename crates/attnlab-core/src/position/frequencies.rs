@@ -13,7 +13,7 @@ pub mod scaling;
 pub use crate::phase::reduce_angle;
 pub use scaling::{
     attention_factor, yarn_correction_range, yarn_get_mscale, Dynamic, Linear, Llama3, Longrope,
-    RopeScaling, RopeType, Unscaled, Yarn,
+    Mrope, Proportional, Regime, Regimes, RopeScaling, RopeType, Unscaled, Yarn,
 };
 
 /// One rotation frequency (radians per position).
