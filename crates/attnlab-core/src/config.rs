@@ -34,7 +34,9 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::position::frequencies::scaling::params::{bad, boolean, num, text, uint, ConfigView};
-use crate::position::frequencies::{yarn_get_mscale, RopeScaling, RopeType, RotaryFrequencies};
+use crate::position::frequencies::{
+    yarn_get_mscale, RopeScaling, RopeType, RotaryFrequencies, TrainedContext,
+};
 use crate::{Error, Result};
 
 /// Model types whose transformers 5.x default rope honours `partial_rotary_factor`, for model
@@ -131,21 +133,6 @@ pub struct RopeConfig {
     pub sliding_layer_types: Vec<String>,
     /// How plane coordinates are paired in a head.
     pub pairing: Pairing,
-}
-
-/// The contexts a configuration states: what it was trained for and what its scaling is meant
-/// to reach.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct TrainedContext {
-    /// `max_position_embeddings`.
-    pub max_position_embeddings: Option<u64>,
-    /// The pre-training context of a scaled type (`original_max_position_embeddings`).
-    pub original: Option<u64>,
-    /// factor × original for the scaled types that state both.
-    pub intended: Option<u64>,
-    /// The length the configuration is meant for: the larger of `max_position_embeddings` and
-    /// `intended`.
-    pub limit: Option<u64>,
 }
 
 /// The rope-relevant defaults of transformers' config classes, generated from transformers
@@ -651,9 +638,16 @@ impl RopeConfig {
 
     /// What the configuration states about its context (primary set).
     pub fn trained_context(&self) -> TrainedContext {
-        let (original, intended) = self.scaling.contexts();
+        self.set_trained_context(self.primary)
+    }
+
+    /// What the configuration states about its context, for set `i` (its scaling type's
+    /// original and intended lengths; the primary set's when `i` is out of range).
+    pub fn set_trained_context(&self, i: usize) -> TrainedContext {
+        let scaling = self.sets.get(i).map_or(&self.scaling, |s| &s.scaling);
+        let (original, intended) = scaling.contexts();
         // Dynamic NTK's "original" is max_position_embeddings itself: not a separate length.
-        let original = original.filter(|_| self.scaling.rope_type() != RopeType::Dynamic);
+        let original = original.filter(|_| scaling.rope_type() != RopeType::Dynamic);
         let limit = match (self.max_position_embeddings, intended) {
             (Some(m), Some(i)) => Some(m.max(i)),
             (Some(m), None) => Some(m),
@@ -669,9 +663,11 @@ impl RopeConfig {
 
     /// The context an audit uses by default: `max_position_embeddings`, or the intended length
     /// factor × original when it is larger (a model card's `rope_scaling` added to a config
-    /// whose `max_position_embeddings` still says the pre-training length).
+    /// whose `max_position_embeddings` still says the pre-training length), over all sets.
     pub fn default_context(&self) -> Option<u64> {
-        self.trained_context().limit
+        (0..self.sets.len())
+            .filter_map(|i| self.set_trained_context(i).limit)
+            .max()
     }
 
     /// Notes that depend on the audited length L (sliding windows, the intended length).

@@ -452,6 +452,21 @@ pub fn parse_omega_list(text: &str) -> Result<Vec<Omega>> {
         .collect()
 }
 
+/// The contexts a configuration states: what it was trained for and what its scaling is meant
+/// to reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TrainedContext {
+    /// `max_position_embeddings`.
+    pub max_position_embeddings: Option<u64>,
+    /// The pre-training context of a scaled type (`original_max_position_embeddings`).
+    pub original: Option<u64>,
+    /// factor × original for the scaled types that state both.
+    pub intended: Option<u64>,
+    /// The length the configuration is meant for: the larger of `max_position_embeddings` and
+    /// `intended`.
+    pub limit: Option<u64>,
+}
+
 /// The frequencies of a rotary configuration, as a model implementation would build them.
 ///
 /// `inv_freq[k]` is the angle per position of plane `k` (k = 0..rotary_dim/2), evaluated in `f64`

@@ -83,6 +83,7 @@ mod tests {
             tol: resolve::DEFAULT_TOL,
             min_base: true,
             min_base_grid: decay::DEFAULT_GRID_RATIO,
+            ..Default::default()
         };
         let run = || {
             let min_base = decay::min_base_for_context_on_grid(16, 512, 1.0005, |_| {}).unwrap();

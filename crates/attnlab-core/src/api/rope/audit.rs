@@ -7,11 +7,11 @@ use serde::{Deserialize, Serialize};
 use super::{check_tol, FrequencySource};
 use crate::api::value::Count;
 use crate::api::{Context, Outcome};
-use crate::chart::{Chart, ChartKind, LineChart, RefLine, Series};
+use crate::chart::{Chart, ChartKind, LineChart, Mark, RefLine, Series};
 use crate::numeric::Dtype;
 use crate::present::prose::rope as prose;
 use crate::spectrum::audit::{self as au, AuditOptions};
-use crate::spectrum::decay::{DEFAULT_GRID_RATIO, MIN_GRID_RATIO};
+use crate::spectrum::decay::{MinBaseMethod, DEFAULT_GRID_RATIO, MIN_GRID_RATIO};
 use crate::spectrum::resolve::DEFAULT_TOL;
 use crate::spectrum::Watch;
 use crate::{Error, Result};
@@ -53,13 +53,36 @@ impl Default for AuditRequest {
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditReport {
     /// The findings in one paragraph (written by
-    /// [`crate::present::prose::rope::audit_verdict`] from `findings`).
+    /// [`crate::present::prose::rope::audit_verdict`] from `findings`; for a model with several
+    /// rope sets, the primary set's paragraph and a sentence per other set).
     pub verdict: String,
-    /// Everything the audit computed.
+    /// Everything the audit computed, for the primary set (the full-attention one when a model
+    /// has several).
     #[serde(flatten)]
     pub audit: au::AuditReport,
-    /// Notes of the config reader (empty for other sources).
+    /// Notes of the config reader and of the audited length (empty for other sources).
     pub config_notes: Vec<String>,
+    /// One audit per rope set of the model (a config source; empty otherwise), labelled by
+    /// layer type with the share of layers using it.
+    pub rope_sets: Vec<RopeSetAudit>,
+}
+
+/// The audit of one rope set of a model.
+#[derive(Debug, Clone, Serialize)]
+pub struct RopeSetAudit {
+    /// The layer type (`full_attention`, `sliding_attention`, …; null: every layer).
+    pub layer_type: Option<String>,
+    /// Layers using the set, when the config says.
+    pub layers: Option<usize>,
+    /// Their share of all layers.
+    pub share: Option<f64>,
+    /// Whether the top-level fields describe this set.
+    pub primary: bool,
+    /// This set's verdict.
+    pub verdict: String,
+    /// This set's audit.
+    #[serde(flatten)]
+    pub audit: au::AuditReport,
 }
 
 impl AuditReport {
@@ -71,66 +94,140 @@ impl AuditReport {
     /// Wavelength per plane, the decay criterion B(m)/planes, and the invariance error per
     /// dtype pipeline.
     pub fn charts(&self) -> Vec<Chart> {
-        let r = &self.audit;
-        let wavelengths = Chart {
-            name: "wavelengths".into(),
-            title: format!("Wavelength 2π/ω per plane — {}", r.source),
-            kind: ChartKind::Line(LineChart {
-                x_label: "plane index k".into(),
-                y_label: "wavelength (positions)".into(),
-                series: vec![Series {
-                    name: "wavelength".into(),
-                    points: r
-                        .planes
-                        .iter()
-                        .map(|p| (p.index as f64, p.wavelength))
-                        .collect(),
-                    markers: true,
-                }],
-                log_y: true,
-                h_lines: vec![RefLine {
-                    at: r.context as f64,
-                    label: format!("context {}", r.context),
-                }],
-                ..Default::default()
-            }),
-        };
-        let decay = Chart {
-            name: "decay".into(),
-            title: "Decay criterion B(m)/planes = mean cos(m·ω_k) (Men et al. 2024)".into(),
-            kind: ChartKind::Line(LineChart {
-                x_label: "relative distance m".into(),
-                y_label: "B(m) / planes".into(),
-                series: vec![Series {
-                    name: "B(m)/planes".into(),
-                    points: r
-                        .decay_curve
-                        .iter()
-                        .map(|&(m, b)| (m.max(1) as f64, b))
-                        .collect(),
-                    markers: false,
-                }],
-                log_x: true,
-                h_lines: vec![RefLine {
-                    at: 0.0,
-                    label: "0".into(),
-                }],
-                ..Default::default()
-            }),
-        };
-        let precision = Chart {
-            name: "precision".into(),
-            title: "Translation-invariance error vs position per dtype (HF pipeline)".into(),
-            kind: ChartKind::Line(LineChart {
-                x_label: "position shift t".into(),
-                y_label: "max |S(i+t, j+t) − S(i, j)|".into(),
-                series: super::identity::invariance_series(&r.invariance),
-                log_x: true,
-                log_y: true,
-                ..Default::default()
-            }),
-        };
-        vec![wavelengths, decay, precision]
+        let mut charts = audit_charts(&self.audit, "");
+        for s in self.rope_sets.iter().filter(|s| !s.primary) {
+            let suffix = format!("_{}", s.layer_type.as_deref().unwrap_or("other"));
+            charts.extend(audit_charts(&s.audit, &suffix));
+        }
+        charts
+    }
+}
+
+/// Wavelength per plane (with the unscaled wavelengths and lines at the original and audited
+/// lengths when a scaling type is active), the decay criterion's minimum per bin of m (with the
+/// first negative m marked), and the invariance error per pipeline; file stems end in `suffix`.
+fn audit_charts(r: &au::AuditReport, suffix: &str) -> Vec<Chart> {
+    let mut series = vec![Series {
+        name: "wavelength".into(),
+        points: r
+            .planes
+            .iter()
+            .filter(|p| p.wavelength.is_finite())
+            .map(|p| (p.index as f64, p.wavelength))
+            .collect(),
+        markers: true,
+    }];
+    if r.scaling_bands.is_some() {
+        series.push(Series {
+            name: "unscaled (scaling dropped)".into(),
+            points: r
+                .planes
+                .iter()
+                .filter_map(|p| p.unscaled_wavelength.map(|w| (p.index as f64, w)))
+                .collect(),
+            markers: false,
+        });
+    }
+    let mut h_lines = vec![RefLine {
+        at: r.context as f64,
+        label: format!("audited length {}", r.context),
+    }];
+    if let Some(o) = r.trained_context.and_then(|t| t.original) {
+        h_lines.push(RefLine {
+            at: o as f64,
+            label: format!("original context {o}"),
+        });
+    }
+    let mut v_lines = Vec::new();
+    if let Some(ramp) = r.scaling_bands.as_ref().and_then(|b| b.ramp) {
+        v_lines.push(RefLine {
+            at: ramp.start,
+            label: "ramp start".into(),
+        });
+        v_lines.push(RefLine {
+            at: ramp.end,
+            label: "ramp end".into(),
+        });
+    }
+    let wavelengths = Chart {
+        name: format!("wavelengths{suffix}"),
+        title: format!("Wavelength 2π/ω per plane — {}", r.source),
+        kind: ChartKind::Line(LineChart {
+            x_label: "plane index k".into(),
+            y_label: "wavelength (positions)".into(),
+            series,
+            log_y: true,
+            h_lines,
+            v_lines,
+            ..Default::default()
+        }),
+    };
+    let mut marks = Vec::new();
+    let mut dv = Vec::new();
+    if let Some(m) = r.decay_first_negative {
+        dv.push(RefLine {
+            at: m as f64,
+            label: format!("first B(m) < 0 at m = {m}"),
+        });
+        let value = r
+            .decay_bins
+            .iter()
+            .find(|b| b.from <= m && m < b.to)
+            .map_or(0.0, |b| b.min_mean);
+        marks.push(Mark {
+            x: m as f64,
+            y: value.min(0.0),
+            label: format!("m = {m}"),
+        });
+    }
+    let decay = Chart {
+        name: format!("decay{suffix}"),
+        title: "Decay criterion: min of B(m)/planes = mean cos(m·ω_k) over each bin of m (Men et al. 2024)"
+            .into(),
+        kind: ChartKind::Line(LineChart {
+            x_label: "relative distance m".into(),
+            y_label: "min B(m) / planes in the bin".into(),
+            series: vec![Series {
+                name: "min over the bin".into(),
+                points: r
+                    .decay_bins
+                    .iter()
+                    .map(|b| (b.at.max(1) as f64, b.min_mean))
+                    .collect(),
+                markers: false,
+            }],
+            log_x: true,
+            h_lines: vec![RefLine {
+                at: 0.0,
+                label: "0".into(),
+            }],
+            v_lines: dv,
+            marks,
+            ..Default::default()
+        }),
+    };
+    let precision = Chart {
+        name: format!("precision{suffix}"),
+        title: format!(
+            "Translation-invariance error vs position per pipeline (scores ≈ {} RMS)",
+            crate::present::number::sig(r.invariance_score_scale, 3)
+        ),
+        kind: ChartKind::Line(LineChart {
+            x_label: "position shift t".into(),
+            y_label: "max |S(i+t, j+t) − S(i, j)|".into(),
+            series: super::identity::invariance_series(&r.invariance),
+            log_x: true,
+            log_y: true,
+            ..Default::default()
+        }),
+    };
+    vec![wavelengths, decay, precision]
+}
+
+impl AuditReport {
+    /// The report of the primary set.
+    pub fn primary(&self) -> &au::AuditReport {
+        &self.audit
     }
 }
 
@@ -168,23 +265,123 @@ pub fn run(req: &AuditRequest, ctx: &Context) -> Result<AuditReport> {
         tol,
         min_base: !req.skip_min_base,
         min_base_grid,
-    };
-    let progress = |f: f64| (ctx.progress)("minimum-base search", f);
-    let cancelled = || ctx.check_cancelled("rope audit").is_err();
-    let audit = au::audit(
-        &src.freqs,
-        src.omegas.as_deref(),
-        &opts,
-        &Watch {
-            progress: &progress,
-            cancelled: &cancelled,
+        min_base_method: if req.min_base_grid.is_some() {
+            MinBaseMethod::Grid
+        } else {
+            MinBaseMethod::CertifiedSweep
         },
-    )?;
+        config: None,
+        min_base_known: None,
+    };
+    let cancelled = || ctx.check_cancelled("rope audit").is_err();
+    let Some(cfg) = src.config.clone() else {
+        let progress = |f: f64| (ctx.progress)("minimum-base search", f);
+        let audit = au::audit(
+            &src.freqs,
+            src.omegas.as_deref(),
+            &opts,
+            &Watch {
+                progress: &progress,
+                cancelled: &cancelled,
+            },
+        )?;
+        return Ok(AuditReport {
+            verdict: prose::audit_verdict(&audit.findings),
+            audit,
+            config_notes: src.notes(),
+            rope_sets: Vec::new(),
+        });
+    };
+    // A config: every rope set, the primary first (its default minimum base is reused by sets
+    // of the same rotary dimension).
+    let n = cfg.sets.len();
+    let order: Vec<usize> = std::iter::once(cfg.primary)
+        .chain((0..n).filter(|&i| i != cfg.primary))
+        .collect();
+    let total = cfg.num_layers;
+    let mut audits: Vec<(usize, au::AuditReport)> = Vec::new();
+    for (done, &i) in order.iter().enumerate() {
+        let freqs = cfg.set_frequencies(i, Some(l))?;
+        let known = audits
+            .iter()
+            .find(|(_, a)| a.rotary_dim == freqs.rotary_dim)
+            .and_then(|(_, a)| a.min_base_search.clone())
+            .filter(|m| m.family == "default");
+        let o = AuditOptions {
+            config: Some(au::ConfigFacts {
+                scaling: cfg.sets[i].scaling.clone(),
+                trained: cfg.set_trained_context(i),
+            }),
+            min_base_known: known,
+            ..opts.clone()
+        };
+        let stage = |f: f64| {
+            (ctx.progress)(
+                "minimum-base search",
+                (done as f64 + f) / order.len() as f64,
+            )
+        };
+        audits.push((
+            i,
+            au::audit(
+                &freqs,
+                None,
+                &o,
+                &Watch {
+                    progress: &stage,
+                    cancelled: &cancelled,
+                },
+            )?,
+        ));
+    }
+    let rope_sets: Vec<RopeSetAudit> = {
+        let mut v: Vec<RopeSetAudit> = audits
+            .iter()
+            .map(|(i, a)| {
+                let set = &cfg.sets[*i];
+                RopeSetAudit {
+                    layer_type: set.layer_type.clone(),
+                    layers: set.layers,
+                    share: match (set.layers, total) {
+                        (Some(k), Some(t)) if t > 0 => Some(k as f64 / t as f64),
+                        _ => None,
+                    },
+                    primary: *i == cfg.primary,
+                    verdict: prose::audit_verdict(&a.findings),
+                    audit: a.clone(),
+                }
+            })
+            .collect();
+        v.sort_by_key(|s| !s.primary);
+        v
+    };
+    let audit = audits.remove(0).1;
+    let mut notes = cfg.notes.clone();
+    notes.extend(cfg.notes_at(l));
     Ok(AuditReport {
-        verdict: prose::audit_verdict(&audit.findings),
+        verdict: prose::model_verdict(&audit.findings, &rope_sets_summary(&rope_sets, total)),
         audit,
-        config_notes: src.notes(),
+        config_notes: notes,
+        rope_sets,
     })
+}
+
+/// The other sets of a model, in words for the top-level verdict.
+fn rope_sets_summary(sets: &[RopeSetAudit], total: Option<usize>) -> Vec<prose::SetSummary> {
+    if sets.len() < 2 {
+        return Vec::new();
+    }
+    sets.iter()
+        .map(|s| prose::SetSummary {
+            layer_type: s.layer_type.clone(),
+            layers: s.layers,
+            total,
+            base: s.audit.base,
+            rope_type: s.audit.scaling_bands.as_ref().map(|b| b.rope_type),
+            primary: s.primary,
+            findings: s.audit.findings.clone(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
