@@ -294,10 +294,7 @@ impl RopeConfig {
         };
 
         // Layer types: the config's list, else counted from the family's pattern.
-        let num_layers = match uint(top, "num_hidden_layers")? {
-            Some(n) => Some(n as usize),
-            None => None,
-        };
+        let num_layers = uint(top, "num_hidden_layers")?.map(|n| n as usize);
         let layer_list: Option<Vec<String>> = match top.get("layer_types") {
             Some(Value::Array(a)) => Some(
                 a.iter()
@@ -496,10 +493,7 @@ impl RopeConfig {
         }
 
         // Sliding windows.
-        let sliding_window = match uint(top, "sliding_window")? {
-            Some(w) => Some(w),
-            None => None,
-        };
+        let sliding_window = uint(top, "sliding_window")?;
         let sliding_layer_types: Vec<String> = match (&sliding_window, &layer_list) {
             (Some(_), Some(l)) => {
                 let mut t: Vec<String> = l

@@ -641,7 +641,7 @@ pub fn audit(
         Some(_) | None => (None, None),
     };
     let scaling_bands = match (scaling, &regimes) {
-        (Some(sc), Some(r)) if sc.rope_type() != RopeType::Default => {
+        (Some(sc), Some(r)) if !matches!(sc.rope_type(), RopeType::Default | RopeType::Mrope) => {
             let n = |g: Regime| r.planes.iter().filter(|&&x| x == g).count();
             Some(ScalingBands {
                 rope_type: sc.rope_type(),

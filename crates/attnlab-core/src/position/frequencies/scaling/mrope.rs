@@ -52,6 +52,17 @@ impl RopeKind for Mrope {
         let interleaved = super::params::boolean(view.params, "mrope_interleaved")?
             .or(super::params::boolean(view.top, "mrope_interleaved")?)
             .unwrap_or(false);
+        let names = ["temporal", "height", "width"];
+        let split: Vec<String> = mrope_section
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("{n} {}", names.get(i).copied().unwrap_or("extra")))
+            .collect();
+        view.notes.push(format!(
+            "mrope: the planes are split into sections rotated by separate position ids ({}{}); for text-only input the three ids are equal to the token index, so every plane turns exactly as in the default rope (audited here); image/video tokens advance the sections differently",
+            split.join(", "),
+            if interleaved { ", interleaved plane by plane" } else { ", contiguous" }
+        ));
         Ok(Mrope {
             mrope_section,
             interleaved,
