@@ -178,18 +178,23 @@ fn trained(t: &TrainedFinding, l: u64) -> String {
 }
 
 fn longrope(l: &LongropeFinding, ctx: u64) -> String {
-    let set = match l.set {
-        FactorSet::Short => "short_factor",
-        FactorSet::Long => "long_factor",
+    let now = match l.set {
+        FactorSet::Short => format!(
+            "LongRoPE uses short_factor at this length and switches to long_factor at sequence length {} (original + 1)",
+            l.switch_at
+        ),
+        FactorSet::Long => format!(
+            "LongRoPE uses long_factor at this length: it switched from short_factor at sequence length {} (original + 1){}",
+            l.switch_at,
+            if l.switch_at <= ctx {
+                ", inside the audited length"
+            } else {
+                ""
+            }
+        ),
     };
     format!(
-        "LongRoPE uses {set} at this length; the frequencies switch to long_factor at sequence length {} (original + 1){}: a KV cache written before the switch is inconsistent after it (its keys were rotated with the other factors). ",
-        l.switch_at,
-        if l.switch_at <= ctx {
-            ", inside the audited length"
-        } else {
-            ""
-        }
+        "{now}; a KV cache written before the switch is inconsistent after it (its keys were rotated with the other factors). "
     )
 }
 
