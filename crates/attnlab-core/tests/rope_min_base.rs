@@ -4,6 +4,7 @@
 use attnlab_core::spectrum::decay::{
     default_freqs, first_negative, min_base_for_context, min_base_for_context_on_grid, MinBase,
 };
+use attnlab_core::spectrum::min_base::H_MIN;
 
 /// Su's brute-force row (rope-papers.md §a; d = 128, "1k" read as L = 1024).
 const SU: [(u64, f64); 11] = [
@@ -44,12 +45,15 @@ fn check_row(l: u64, table: f64) -> MinBase {
         first_negative(&default_freqs(r.failing_below.unwrap(), 128), l).is_some(),
         "L = {l}"
     );
-    // Unproven steps are 1e-10 wide each; their total stays far below any island's width.
+    // Each unproven step is one separate gap of relative width 1e-10 (H_MIN): only an island
+    // narrower than that could hide in one, and the islands found are ≥ 10⁴ times wider.
     let island = r.island.unwrap();
+    let gaps = r.unproven_steps.unwrap() as f64;
     assert!(
-        r.unproven_width.unwrap() < 1e-3 * island.rel_width,
+        (r.unproven_width.unwrap() - gaps * H_MIN).abs() <= 1e-6 * gaps * H_MIN,
         "L = {l}: {r:?}"
     );
+    assert!(island.rel_width > 1e4 * H_MIN, "L = {l}: {r:?}");
     r
 }
 

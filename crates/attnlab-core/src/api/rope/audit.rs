@@ -459,4 +459,181 @@ mod tests {
         let e = run(&req(1.001, true), &Context::default()).unwrap_err();
         assert!(e.to_string().contains("--skip-min-base"), "{e}");
     }
+
+    fn audit_config(config: serde_json::Value, context: u64, min_base: bool) -> AuditReport {
+        let req = AuditRequest {
+            source: FrequencySource {
+                config: Some(super::super::ConfigSource::Inline(
+                    config.as_object().unwrap().clone(),
+                )),
+                ..Default::default()
+            },
+            context: Some(Count(context)),
+            skip_min_base: !min_base,
+            ..Default::default()
+        };
+        run(&req, &Context::default()).unwrap()
+    }
+
+    fn preset_audit(name: &str, context: u64) -> AuditReport {
+        let req = AuditRequest {
+            source: FrequencySource {
+                preset: Some(name.into()),
+                ..Default::default()
+            },
+            context: Some(Count(context)),
+            skip_min_base: true,
+            ..Default::default()
+        };
+        run(&req, &Context::default()).unwrap()
+    }
+
+    #[test]
+    fn deepseek_reports_its_softmax_scale_factor_and_others_report_one() {
+        // DeepSeek-V3: factor 40, mscale_all_dim 1 → (0.1·ln 40 + 1)² ≈ 1.874 (rope-papers §e).
+        let r = preset_audit("deepseek-v3", 16);
+        let m = 0.1 * 40f64.ln() + 1.0;
+        assert_eq!(r.audit.softmax_scale_factor, m * m);
+        assert_eq!(r.audit.findings.softmax_scale_factor, Some(m * m));
+        assert!(r.verdict.contains("softmax scale"), "{}", r.verdict);
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["softmax_scale_factor"], m * m);
+        assert_eq!(
+            preset_audit("llama-2-7b", 16).audit.softmax_scale_factor,
+            1.0
+        );
+    }
+
+    #[test]
+    fn longrope_reports_the_factor_set_and_the_switch() {
+        // Phi-3.5: original 4096; sequence length L uses the long factors from L = 4097 on.
+        let short = preset_audit("phi-3.5-mini-instruct", 4096);
+        let long = preset_audit("phi-3.5-mini-instruct", 4097);
+        assert_eq!(short.audit.longrope_factor_set, Some(au::FactorSet::Short));
+        assert_eq!(long.audit.longrope_factor_set, Some(au::FactorSet::Long));
+        assert_eq!(long.audit.longrope_switch_at, Some(4097));
+        assert!(long.verdict.contains("KV cache"), "{}", long.verdict);
+        // The per-plane division is the long factor list (f64 formula: default ω / ω).
+        let cfg = crate::config::preset("phi-3.5-mini-instruct").unwrap();
+        let crate::position::frequencies::RopeScaling::Longrope(lr) = &cfg.scaling else {
+            panic!("longrope")
+        };
+        for (p, f) in long.audit.planes.iter().zip(&lr.long_factor) {
+            assert!(
+                (p.division.unwrap() / f - 1.0).abs() < 1e-12,
+                "plane {}",
+                p.index
+            );
+        }
+    }
+
+    #[test]
+    fn beyond_the_trained_context_the_verdict_leads_with_it() {
+        let cfg = serde_json::json!({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+            "max_position_embeddings": 64, "rope_theta": 10000.0,
+            "rope_scaling": {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 32}});
+        let within = audit_config(cfg.clone(), 64, false);
+        assert_eq!(within.audit.beyond_trained_context, Some(false));
+        let beyond = audit_config(cfg, 100, false);
+        assert_eq!(beyond.audit.beyond_trained_context, Some(true));
+        assert!(
+            beyond
+                .verdict
+                .starts_with("The audited length 100 is beyond the context"),
+            "{}",
+            beyond.verdict
+        );
+        assert!(
+            !beyond.verdict.contains("Every separation"),
+            "{}",
+            beyond.verdict
+        );
+        let t = beyond.audit.trained_context.unwrap();
+        assert_eq!(
+            (t.max_position_embeddings, t.original, t.intended, t.limit),
+            (Some(64), Some(32), Some(64), Some(64))
+        );
+        // Base/dim sources know no trained context.
+        let req = AuditRequest {
+            source: FrequencySource {
+                base: Some(10000.0),
+                dim: Some(Count(8)),
+                ..Default::default()
+            },
+            context: Some(Count(64)),
+            skip_min_base: true,
+            ..Default::default()
+        };
+        let r = run(&req, &Context::default()).unwrap();
+        assert_eq!(r.audit.beyond_trained_context, None);
+        assert!(r.rope_sets.is_empty());
+    }
+
+    #[test]
+    fn a_yarn_config_meant_for_a_longer_context_is_audited_there_by_default() {
+        // Qwen3's model card: max_position_embeddings 40960, yarn factor 4 × original 32768.
+        let cfg = serde_json::json!({"model_type": "qwen3", "hidden_size": 512, "num_attention_heads": 4,
+            "head_dim": 16, "max_position_embeddings": 40960, "rope_theta": 1000000.0,
+            "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}});
+        let src = FrequencySource {
+            config: Some(super::super::ConfigSource::Inline(
+                cfg.as_object().unwrap().clone(),
+            )),
+            ..Default::default()
+        };
+        let mut f = src.load(&Context::default(), None).unwrap();
+        assert_eq!(f.at_context(None, 1 << 24).unwrap(), 4 * 32768);
+        let c = f.config.unwrap();
+        assert!(c
+            .notes_at(4 * 32768)
+            .iter()
+            .any(|n| n.contains("meant for 131072")));
+    }
+
+    #[test]
+    fn gemma3_audits_both_rope_sets_with_their_share_of_layers() {
+        let cfg = serde_json::json!({"model_type": "gemma3", "text_config": {
+            "model_type": "gemma3_text", "hidden_size": 2560, "num_attention_heads": 8, "head_dim": 8,
+            "num_hidden_layers": 12, "max_position_embeddings": 131072, "rope_theta": 1000000.0,
+            "rope_local_base_freq": 10000.0, "sliding_window": 16,
+            "rope_scaling": {"factor": 8.0, "rope_type": "linear"}}});
+        let r = audit_config(cfg, 32, false);
+        type Row<'a> = (Option<&'a str>, Option<usize>, Option<f64>, bool);
+        let sets: Vec<Row> = r
+            .rope_sets
+            .iter()
+            .map(|s| (s.layer_type.as_deref(), s.layers, s.audit.base, s.primary))
+            .collect();
+        assert_eq!(
+            sets,
+            [
+                (Some("full_attention"), Some(2), Some(1e6), true),
+                (Some("sliding_attention"), Some(10), Some(1e4), false)
+            ]
+        );
+        assert_eq!(r.rope_sets[1].share, Some(10.0 / 12.0));
+        // The linear factor applies to the global layers only.
+        assert_eq!(r.audit.planes[0].inv_freq, 1.0 / 8.0);
+        assert_eq!(r.rope_sets[1].audit.planes[0].inv_freq, 1.0);
+        assert!(r.verdict.contains("2 rope sets"), "{}", r.verdict);
+        assert!(r
+            .config_notes
+            .iter()
+            .any(|n| n.contains("sliding_window 16")));
+    }
+
+    #[test]
+    fn dropping_llama3_scaling_drifts_as_users_measured() {
+        // mlx-vlm PR #1710 (rope-user-issues #9): cosine(correct, current) for Llama-3.2-Vision
+        // (llama3: factor 8, 1/4, original 8192, θ 500000) was 0.959 at 1000, 0.757 at 8192,
+        // 0.619 at 20000, 0.503 at 60000. Their q is unstated; ours has equal norm in every plane
+        // (the expectation over isotropic q), so agreement within 0.04 is what we can claim.
+        let r = preset_audit("llama-3.1-8b", 65536);
+        let d = r.audit.scaled_vs_unscaled.unwrap();
+        for (m, want) in [(1000, 0.959), (8192, 0.757), (20000, 0.619), (60000, 0.503)] {
+            let got = d.cosine.iter().find(|&&(p, _)| p == m).unwrap().1;
+            assert!((got - want).abs() < 0.04, "position {m}: {got} vs {want}");
+        }
+        assert!(d.first_below_0_9.unwrap() < 8192);
+    }
 }
