@@ -1,19 +1,10 @@
 //! The core commands through the binary: seed 000's verified output and exercises, readouts,
 //! masks, and every bad input → one line on stderr and exit 2.
 
-use assert_cmd::cargo::cargo_bin_cmd;
-use serde_json::Value;
+mod common;
 
-fn run(args: &[&str]) -> (i32, Value, String) {
-    let out = cargo_bin_cmd!("attnlab").args(args).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let v = serde_json::from_str(&stdout).unwrap_or(Value::Null);
-    (
-        out.status.code().unwrap_or(-1),
-        v,
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
-}
+use assert_cmd::cargo::cargo_bin_cmd;
+use common::run_json as run;
 
 #[test]
 fn seed_program_check_holds_at_round_off() {
@@ -183,7 +174,8 @@ fn bad_inputs_exit_2_with_one_clear_line() {
         (vec!["equivariance", "--index-scale", "0.5"], "--pos index"),
         (
             vec!["equivariance", "--pos", "index", "--index-scale", "1e200"],
-            "non-finite",
+            // The same refusal as attend's (one message for one overflow).
+            "is not finite",
         ),
         (
             vec!["equivariance", "--layer", "rnn", "--heads", "2"],

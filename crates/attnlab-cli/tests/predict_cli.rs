@@ -1,20 +1,15 @@
 //! `attnlab predict` through the binary: the hand-derivable default run, the JSON fields, blocks
 //! replacing the defaults, and bad inputs (exit 2, one line).
 
-use assert_cmd::cargo::cargo_bin_cmd;
+mod common;
+
 use serde_json::Value;
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = cargo_bin_cmd!("attnlab")
-        .arg("predict")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
+    let full: Vec<&str> = std::iter::once("predict")
+        .chain(args.iter().copied())
+        .collect();
+    common::run_text(&full)
 }
 
 fn matrix(v: &Value) -> Vec<Vec<f64>> {
@@ -173,7 +168,7 @@ fn bad_inputs_exit_2_with_one_line() {
         ),
         (
             vec!["--blocks".into(), bad_u.display().to_string()],
-            "unembedding U",
+            "block U", // the user's block is named (was "unembedding U")
         ),
         (
             vec![

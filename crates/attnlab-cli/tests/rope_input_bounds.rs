@@ -2,53 +2,9 @@
 //! and the accepted range), readable frequency parse errors, conflicting options, resolve's
 //! exit code, config notes, and compact number display. All through the binary.
 
-use assert_cmd::Command;
-use serde_json::Value;
-use std::time::{Duration, Instant};
+mod common;
 
-fn attnlab() -> Command {
-    Command::cargo_bin("attnlab").expect("binary builds")
-}
-
-/// Expects exit 2 quickly (well under a second: no work is started before validation) and a
-/// one-line `error: …` on stderr containing every needle.
-fn bad(args: &[&str], needles: &[&str]) {
-    let start = Instant::now();
-    let out = attnlab()
-        .args(args)
-        .timeout(Duration::from_secs(20))
-        .output()
-        .expect("runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?} → {err}");
-    assert!(out.stdout.is_empty(), "{args:?} printed on stdout");
-    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "{args:?}: not one line: {err}");
-    assert!(lines[0].starts_with("error: "), "{err}");
-    for n in needles {
-        assert!(lines[0].contains(n), "{args:?}: {err} should mention {n}");
-    }
-    assert!(
-        start.elapsed() < Duration::from_secs(5),
-        "{args:?} took {:?} before failing",
-        start.elapsed()
-    );
-}
-
-fn run(args: &[&str], code: i32) -> String {
-    let out = attnlab().args(args).output().expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn json(args: &[&str], code: i32) -> Value {
-    serde_json::from_str(&run(args, code)).expect("stdout is one JSON object")
-}
+use common::{attnlab, bad, json, run_ok as run};
 
 fn write_config(dir: &tempfile::TempDir, text: &str) -> String {
     let p = dir.path().join("config.json");

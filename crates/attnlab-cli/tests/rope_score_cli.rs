@@ -1,24 +1,18 @@
 //! `attnlab rope score` through the binary: values, JSON fields, plot, and bad input (exit 2).
 
-use assert_cmd::Command;
+mod common;
+
+use common::attnlab;
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn attnlab() -> Command {
-    Command::cargo_bin("attnlab").unwrap()
-}
-
 fn json(args: &[&str]) -> Value {
-    let out = attnlab()
-        .args(["rope", "score"])
-        .args(args)
-        .arg("--json")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("stdout is one JSON object")
+    let full: Vec<&str> = ["rope", "score"]
+        .into_iter()
+        .chain(args.iter().copied())
+        .chain(["--json"])
+        .collect();
+    common::json(&full, 0)
 }
 
 fn means(v: &Value) -> Vec<f64> {

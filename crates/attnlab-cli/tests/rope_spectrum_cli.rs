@@ -1,38 +1,12 @@
 //! CLI tests of `attnlab rope identity|period|resolve|audit` (through the binary).
 
-use assert_cmd::Command;
-use serde_json::Value;
+mod common;
 
-fn attnlab() -> Command {
-    Command::cargo_bin("attnlab").expect("binary builds")
-}
-
-/// Runs with the given arguments, expects exit `code`, returns stdout parsed as JSON.
-fn json(args: &[&str], code: i32) -> Value {
-    let out = attnlab().args(args).output().expect("runs");
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{args:?}: stdout is not one JSON object ({e})"))
-}
+use common::{attnlab, json};
 
 /// Expects exit 2 and a one-line `error: …` on stderr mentioning `needle`.
 fn bad(args: &[&str], needle: &str) {
-    let out = attnlab().args(args).output().expect("runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?} → {err}");
-    assert!(out.stdout.is_empty(), "{args:?} printed on stdout");
-    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "{args:?}: not one line: {err}");
-    assert!(lines[0].starts_with("error: "), "{err}");
-    assert!(
-        lines[0].contains(needle),
-        "{args:?}: {err} should mention {needle}"
-    );
+    common::bad(args, &[needle]);
 }
 
 #[test]

@@ -606,3 +606,106 @@ fn state_files_of_the_previous_version_keep_working() {
     assert_eq!(code, 0);
     assert!(out.contains("Score: 4/15 predictions right."), "{out}");
 }
+
+/// Issue 13: concurrent scripted runs on one state file all succeed (each saves through its
+/// own temporary file under the writer lock) and the file ends whole, with every record.
+#[test]
+fn concurrent_runs_on_one_state_file_all_succeed_and_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.json");
+    let answers = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/session_right.toml");
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_attnlab"))
+                .args(["session", "--json", "--answers", answers, "--state"])
+                .arg(&state)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(saved["records"].as_array().unwrap().len(), 15);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}
+
+/// Issue 13: a state file reached through a symbolic link is updated in place of its target;
+/// the link stays a link and the target's records are kept.
+#[cfg(unix)]
+#[test]
+fn a_symlinked_state_file_keeps_its_link_and_its_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.json");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/session_state_v1_partial.json"
+        ),
+        &real,
+    )
+    .unwrap();
+    let before: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let answers = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/session_right.toml");
+    let (code, _, err) = session(&["--answers", answers, "--state", link.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let after: Value = serde_json::from_str(&std::fs::read_to_string(&real).unwrap()).unwrap();
+    let ids = |v: &Value| -> Vec<String> {
+        v["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for id in ids(&before) {
+        assert!(ids(&after).contains(&id), "record {id} lost");
+    }
+    assert_eq!(ids(&after).len(), 15);
+}
+
+/// Issue 13: an interactive answer line has a length limit: a line without end is one error
+/// line (exit 2), and the progress file is not touched.
+#[test]
+fn an_endless_input_line_is_refused() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_attnlab"))
+        .args(["session", "--state"])
+        .arg(&state)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let _ = stdin.write_all(&vec![b'y'; 200_000]);
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("4096 bytes"), "{err}");
+    assert!(!state.exists());
+}

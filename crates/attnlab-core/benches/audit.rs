@@ -1,6 +1,6 @@
 //! Criterion benches of the rotary audit at L = 2²⁰, d = 128 (base 10000): the resolution scan,
 //! the decay scan, the minimum-base search and the whole audit. Compare with
-//! `bench/audit_numpy.py` via `bench/compare_audit.sh`.
+//! `bench/audit_numpy.py` via `bench/compare`.
 
 use std::time::Duration;
 

@@ -8,11 +8,18 @@
 //! directory of such `.npy` files. Every block must be 2-D and finite.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::Path;
 
 use ndarray::Array2;
 
+use crate::files::{self, Entry};
+use crate::limits::{self, Limits};
+use crate::present::text::shorten;
 use crate::{Error, Result};
+
+mod json;
+pub mod npy;
 
 /// The names a block may have (`U`, d_v × vocab, is the unembedding used by `attnlab predict`).
 pub const BLOCK_NAMES: [&str; 7] = ["E", "Wq", "Wk", "Wv", "Wo", "X", "U"];
@@ -26,242 +33,407 @@ pub struct Blocks {
     pub vocab: Option<Vec<String>>,
 }
 
-impl Blocks {
-    /// A block by name.
-    pub fn get(&self, name: &str) -> Option<&Array2<f64>> {
-        self.arrays.get(name)
+/// The file formats blocks are read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// An object of nested row-major arrays (and `"vocab"`).
+    Json,
+    /// One numpy array, named by the file's stem.
+    Npy,
+    /// numpy's `np.savez` archive of `.npy` members.
+    Npz,
+    /// Hugging Face safetensors.
+    Safetensors,
+}
+
+impl Format {
+    /// The format a file's extension names (case-insensitive).
+    pub fn of(path: &Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "json" => Some(Format::Json),
+            "npy" => Some(Format::Npy),
+            "npz" => Some(Format::Npz),
+            "safetensors" => Some(Format::Safetensors),
+            _ => None,
+        }
+    }
+}
+
+/// Loads blocks while counting their memory against the limit.
+struct Loader<'a> {
+    path: &'a Path,
+    limits: &'a Limits,
+    used: u64,
+    blocks: Blocks,
+}
+
+impl<'a> Loader<'a> {
+    fn new(path: &'a Path, limits: &'a Limits) -> Self {
+        Loader {
+            path,
+            limits,
+            used: 0,
+            blocks: Blocks::default(),
+        }
     }
 
-    /// Loads blocks from a file or a directory of `.npy` files (see the module docs).
-    ///
-    /// # Errors
-    /// Unreadable files, unknown formats or block names, non-2-D arrays, non-finite values.
-    pub fn load(path: &Path) -> Result<Blocks> {
-        let mut blocks = Blocks::default();
-        if path.is_dir() {
-            let mut entries: Vec<_> = std::fs::read_dir(path)
-                .map_err(|e| Error::io_source(path, e))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "npy"))
-                .collect();
-            entries.sort();
-            if entries.is_empty() {
+    /// An error about block `name` of this file.
+    fn bad(&self, name: &str, reason: impl std::fmt::Display) -> Error {
+        Error::io(self.path, format!("block {}: {reason}", shorten(name)))
+    }
+
+    /// Counts an `rows × cols` f64 block against the memory limit before it is allocated.
+    fn admit(&mut self, name: &str, rows: u64, cols: u64) -> Result<()> {
+        let bytes = limits::matrices(1, rows, cols);
+        let total = self.used.saturating_add(bytes);
+        self.limits.check_memory(
+            format_args!(
+                "block {} of {} ({rows}×{cols}, as float64)",
+                shorten(name),
+                crate::present::text::shorten_path(self.path)
+            ),
+            total,
+        )?;
+        self.used = total;
+        Ok(())
+    }
+
+    fn npy(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        let h = npy::parse_header(bytes).map_err(|e| self.bad(name, e))?;
+        let (r, c) = h.matrix_shape().map_err(|e| self.bad(name, e))?;
+        let present = limits::u(bytes.len() - h.data_offset);
+        if h.data_bytes() <= present {
+            self.admit(name, r, c)?;
+        }
+        let a = npy::decode(bytes, &h).map_err(|e| self.bad(name, e))?;
+        self.insert(name, a)
+    }
+
+    fn json(&mut self, bytes: &[u8]) -> Result<()> {
+        let room = self.limits.max_memory.saturating_sub(self.used) / 8;
+        let parsed = json::parse(bytes, room, &BLOCK_NAMES).map_err(|r| match r {
+            json::Refusal::Block(m) => Error::io(self.path, m),
+            json::Refusal::Syntax(m) => Error::io(
+                self.path,
+                format!("invalid JSON: {}", crate::present::text::clip(&m)),
+            ),
+            json::Refusal::TooMany { values } => Error::limit(
+                format_args!(
+                    "the blocks of {} (over {values} numbers, as float64)",
+                    crate::present::text::shorten_path(self.path)
+                ),
+                format!(
+                    "more than {} of memory",
+                    crate::present::number::bytes(values.saturating_mul(8))
+                ),
+                format!(
+                    "{} (raise it with --max-memory)",
+                    crate::present::number::bytes(self.limits.max_memory)
+                ),
+            ),
+        })?;
+        if let Some(v) = parsed.vocab {
+            self.blocks.vocab = Some(v);
+        }
+        for (name, a) in parsed.arrays {
+            self.used = self.used.saturating_add(limits::matrices(
+                1,
+                limits::u(a.nrows()),
+                limits::u(a.ncols()),
+            ));
+            self.insert(&name, a)?;
+        }
+        Ok(())
+    }
+
+    fn npz<R: Read + std::io::Seek>(&mut self, reader: R) -> Result<()> {
+        let mut zip = zip::ZipArchive::new(reader).map_err(|e| {
+            Error::io(
+                self.path,
+                format!(
+                    "not a .npz (zip) archive: {}",
+                    crate::present::text::clip(&e.to_string())
+                ),
+            )
+        })?;
+        for i in 0..zip.len() {
+            let member = zip.by_index(i).map_err(|e| {
+                Error::io(
+                    self.path,
+                    format!("member {i}: {}", crate::present::text::clip(&e.to_string())),
+                )
+            })?;
+            let raw = member.name().to_string();
+            let Some(name) = raw.strip_suffix(".npy") else {
                 return Err(Error::io(
-                    path,
-                    "the directory has no .npy files (expected E.npy, Wq.npy, …)",
+                    self.path,
+                    format!(
+                        "member \"{}\" is not a .npy array (np.savez writes NAME.npy)",
+                        shorten(&raw)
+                    ),
+                ));
+            };
+            let name = name.to_string();
+            if !BLOCK_NAMES.contains(&name.as_str()) {
+                return Err(self.unknown(&name));
+            }
+            let cap = self.limits.max_file_bytes;
+            if member.size() > cap {
+                return Err(self.bad(
+                    &name,
+                    format!(
+                        "inflates to {}, over the limit of {} for an input file (raise it with --max-file-size)",
+                        crate::present::number::bytes(member.size()),
+                        crate::present::number::bytes(cap)
+                    ),
                 ));
             }
-            for p in entries {
-                blocks.load_npy(&p)?;
+            let mut bytes = Vec::with_capacity(usize::try_from(member.size()).unwrap_or(0));
+            member
+                .take(cap.saturating_add(1))
+                .read_to_end(&mut bytes)
+                .map_err(|e| self.bad(&name, crate::present::text::clip(&e.to_string())))?;
+            if limits::u(bytes.len()) > cap {
+                return Err(self.bad(
+                    &name,
+                    "inflates past the limit for an input file (raise it with --max-file-size)",
+                ));
             }
-        } else {
-            let ext = path
-                .extension()
-                .and_then(|e| e.to_str())
-                .unwrap_or("")
-                .to_ascii_lowercase();
-            match ext.as_str() {
-                "json" => blocks.load_json(path)?,
-                "npy" => blocks.load_npy(path)?,
-                "npz" => blocks.load_npz(path)?,
-                "safetensors" => blocks.load_safetensors(path)?,
-                _ => {
-                    return Err(Error::invalid(
-                        "blocks file",
-                        path.display(),
-                        "a .json, .npy, .npz or .safetensors file, or a directory of .npy files",
+            self.npy(&name, &bytes)?;
+        }
+        Ok(())
+    }
+
+    fn safetensors(&mut self, bytes: &[u8]) -> Result<()> {
+        use safetensors::Dtype as St;
+        let st = safetensors::SafeTensors::deserialize(bytes).map_err(|e| {
+            Error::io(
+                self.path,
+                format!(
+                    "invalid safetensors file: {}",
+                    crate::present::text::clip(&e.to_string())
+                ),
+            )
+        })?;
+        let mut tensors = st.tensors();
+        tensors.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, view) in tensors {
+            if !BLOCK_NAMES.contains(&name.as_str()) {
+                return Err(self.unknown(&name));
+            }
+            let shape = view.shape();
+            let &[r, c] = shape else {
+                return Err(self.bad(
+                    &name,
+                    format!(
+                        "a {}-D tensor of shape {}; blocks must be 2-D",
+                        shape.len(),
+                        npy::shape_text(&shape.iter().map(|&x| limits::u(x)).collect::<Vec<_>>())
+                    ),
+                ));
+            };
+            self.admit(&name, limits::u(r), limits::u(c))?;
+            let data = view.data();
+            let values: Vec<f64> = match view.dtype() {
+                St::F64 => data
+                    .chunks_exact(8)
+                    .map(|b| {
+                        let mut a = [0u8; 8];
+                        a.copy_from_slice(b);
+                        f64::from_le_bytes(a)
+                    })
+                    .collect(),
+                St::F32 => data
+                    .chunks_exact(4)
+                    .map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+                    .collect(),
+                St::BF16 => data
+                    .chunks_exact(2)
+                    .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f64())
+                    .collect(),
+                St::F16 => data
+                    .chunks_exact(2)
+                    .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f64())
+                    .collect(),
+                other => {
+                    return Err(self.bad(
+                        &name,
+                        format!("dtype {other}; expected F64, F32, BF16 or F16"),
                     ))
                 }
-            }
+            };
+            let a = Array2::from_shape_vec((r, c), values).map_err(|e| self.bad(&name, e))?;
+            self.insert(&name, a)?;
         }
-        if blocks.arrays.is_empty() {
+        Ok(())
+    }
+
+    fn unknown(&self, name: &str) -> Error {
+        Error::io(
+            self.path,
+            format!(
+                "unknown block \"{}\"; expected one of {}",
+                shorten(name),
+                BLOCK_NAMES.join(", ")
+            ),
+        )
+    }
+
+    fn insert(&mut self, name: &str, a: Array2<f64>) -> Result<()> {
+        if !BLOCK_NAMES.contains(&name) {
+            return Err(self.unknown(name));
+        }
+        if a.is_empty() {
+            return Err(self.bad(name, format!("empty ({}×{})", a.nrows(), a.ncols())));
+        }
+        if let Some(((r, c), v)) = a.indexed_iter().find(|(_, v)| !v.is_finite()) {
+            return Err(self.bad(
+                name,
+                format!("non-finite value {v} at [{r},{c}]; blocks must be finite"),
+            ));
+        }
+        if self.blocks.arrays.contains_key(name) {
+            return Err(self.bad(name, "given twice"));
+        }
+        self.blocks.arrays.insert(name.to_string(), a);
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Blocks> {
+        if self.blocks.arrays.is_empty() {
             return Err(Error::io(
-                path,
+                self.path,
                 format!(
                     "no blocks found; expected arrays named {}",
                     BLOCK_NAMES.join(", ")
                 ),
             ));
         }
-        Ok(blocks)
-    }
-
-    pub(crate) fn insert(&mut self, path: &Path, name: &str, a: Array2<f64>) -> Result<()> {
-        if !BLOCK_NAMES.contains(&name) {
-            return Err(Error::io(
-                path,
-                format!(
-                    "unknown block {name:?}; expected one of {}",
-                    BLOCK_NAMES.join(", ")
-                ),
-            ));
-        }
-        if a.is_empty() {
-            return Err(Error::io(
-                path,
-                format!("block {name} is empty ({}×{})", a.nrows(), a.ncols()),
-            ));
-        }
-        if let Some(((r, c), v)) = a.indexed_iter().find(|(_, v)| !v.is_finite()) {
-            return Err(Error::io(
-                path,
-                format!(
-                    "block {name} has a non-finite value {v} at [{r},{c}]; blocks must be finite"
-                ),
-            ));
-        }
-        self.arrays.insert(name.to_string(), a);
-        Ok(())
-    }
-
-    fn load_json(&mut self, path: &Path) -> Result<()> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io_source(path, e))?;
-        let value: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| Error::io(path, format!("invalid JSON: {e}")))?;
-        let obj = value.as_object().ok_or_else(|| {
-            Error::io(
-                path,
-                "expected a JSON object mapping block names to nested arrays",
-            )
-        })?;
-        for (name, v) in obj {
-            if name == "vocab" {
-                let tokens: Vec<String> = serde_json::from_value(v.clone())
-                    .map_err(|_| Error::io(path, "\"vocab\" must be an array of strings"))?;
-                self.vocab = Some(tokens);
-                continue;
-            }
-            let rows: Vec<Vec<serde_json::Value>> =
-                serde_json::from_value(v.clone()).map_err(|_| {
-                    Error::io(
-                        path,
-                        format!("block {name} must be a 2-D array (a list of rows)"),
-                    )
-                })?;
-            let ncols = rows.first().map_or(0, Vec::len);
-            if rows.iter().any(|r| r.len() != ncols) {
-                return Err(Error::io(
-                    path,
-                    format!("block {name} has rows of different lengths"),
-                ));
-            }
-            let mut flat = Vec::with_capacity(rows.len() * ncols);
-            for (r, row) in rows.iter().enumerate() {
-                for (c, x) in row.iter().enumerate() {
-                    // JSON has no NaN/Inf literals; accept the strings numpy users write.
-                    let val = match x {
-                        serde_json::Value::Number(n) => n.as_f64(),
-                        serde_json::Value::String(s) => s.parse::<f64>().ok(),
-                        _ => None,
-                    }
-                    .ok_or_else(|| {
-                        Error::io(path, format!("block {name}[{r},{c}] = {x} is not a number"))
-                    })?;
-                    flat.push(val);
-                }
-            }
-            let a = Array2::from_shape_vec((rows.len(), ncols), flat)
-                .map_err(|e| Error::io_source(path, e))?;
-            self.insert(path, name, a)?;
-        }
-        Ok(())
-    }
-
-    fn load_npy(&mut self, path: &Path) -> Result<()> {
-        let name = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("")
-            .to_string();
-        let a = read_npy_any(path)?;
-        self.insert(path, &name, a)
-    }
-
-    fn load_npz(&mut self, path: &Path) -> Result<()> {
-        let file = std::fs::File::open(path).map_err(|e| Error::io_source(path, e))?;
-        let mut npz = ndarray_npy::NpzReader::new(file).map_err(|e| Error::io_source(path, e))?;
-        let names = npz.names().map_err(|e| Error::io_source(path, e))?;
-        for raw in names {
-            let name = raw.trim_end_matches(".npy").to_string();
-            let a: Array2<f64> = match npz.by_name::<ndarray::OwnedRepr<f64>, ndarray::Ix2>(&raw) {
-                Ok(a) => a,
-                Err(_) => {
-                    let a32: Array2<f32> = npz.by_name(&raw).map_err(|e| {
-                        Error::io(
-                            path,
-                            format!("array {name}: {e} (blocks must be 2-D float32 or float64)"),
-                        )
-                    })?;
-                    a32.mapv(f64::from)
-                }
-            };
-            self.insert(path, &name, a)?;
-        }
-        Ok(())
-    }
-
-    fn load_safetensors(&mut self, path: &Path) -> Result<()> {
-        use safetensors::Dtype as St;
-        let bytes = std::fs::read(path).map_err(|e| Error::io_source(path, e))?;
-        let st = safetensors::SafeTensors::deserialize(&bytes)
-            .map_err(|e| Error::io(path, format!("invalid safetensors file: {e}")))?;
-        for (name, view) in st.tensors() {
-            let shape = view.shape();
-            if shape.len() != 2 {
-                return Err(Error::io(
-                    path,
-                    format!("tensor {name} has shape {shape:?}; blocks must be 2-D"),
-                ));
-            }
-            let data = view.data();
-            let values: Vec<f64> = match view.dtype() {
-                St::F64 => data
-                    .chunks_exact(8)
-                    .map(|c| f64::from_le_bytes(c.try_into().expect("chunk of 8")))
-                    .collect(),
-                St::F32 => data
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes(c.try_into().expect("chunk of 4")) as f64)
-                    .collect(),
-                St::BF16 => data
-                    .chunks_exact(2)
-                    .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f64())
-                    .collect(),
-                St::F16 => data
-                    .chunks_exact(2)
-                    .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f64())
-                    .collect(),
-                other => {
-                    return Err(Error::io(
-                        path,
-                        format!(
-                            "tensor {name} has dtype {other:?}; expected F64, F32, BF16 or F16"
-                        ),
-                    ))
-                }
-            };
-            let a = Array2::from_shape_vec((shape[0], shape[1]), values)
-                .map_err(|e| Error::io_source(path, e))?;
-            self.insert(path, &name, a)?;
-        }
-        Ok(())
+        Ok(self.blocks)
     }
 }
 
-fn read_npy_any(path: &Path) -> Result<Array2<f64>> {
-    use ndarray_npy::ReadNpyExt;
-    let open = || std::fs::File::open(path).map_err(|e| Error::io_source(path, e));
-    if let Ok(a) = Array2::<f64>::read_npy(open()?) {
-        return Ok(a);
+impl Blocks {
+    /// A block by name.
+    pub fn get(&self, name: &str) -> Option<&Array2<f64>> {
+        self.arrays.get(name)
     }
-    Array2::<f32>::read_npy(open()?)
-        .map(|a| a.mapv(f64::from))
-        .map_err(|e| {
-            Error::io(
-                path,
-                format!("{e} (blocks must be 2-D float32 or float64 .npy arrays)"),
-            )
-        })
+
+    /// Loads blocks from a file or a directory of `.npy` files (see the module docs) with the
+    /// default [`Limits`].
+    ///
+    /// # Errors
+    /// See [`Blocks::load_with`].
+    pub fn load(path: &Path) -> Result<Blocks> {
+        Self::load_with(path, &Limits::default())
+    }
+
+    /// Loads blocks from a file or a directory of `.npy` files through the input gate
+    /// ([`crate::files`]): only regular files, at most `limits.max_file_bytes` each, every
+    /// declared shape checked against the bytes present and the memory limit before anything
+    /// is allocated.
+    ///
+    /// # Errors
+    /// Unreadable files, FIFOs and devices, unknown formats or block names, non-2-D arrays,
+    /// non-finite values, truncated data, blocks over the limits.
+    pub fn load_with(path: &Path, limits: &Limits) -> Result<Blocks> {
+        let mut loader = Loader::new(path, limits);
+        match files::entry(path)? {
+            Entry::Dir => {
+                let mut entries: Vec<_> = std::fs::read_dir(path)
+                    .map_err(|e| Error::io_source(path, e))?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "npy"))
+                    .collect();
+                entries.sort();
+                if entries.is_empty() {
+                    return Err(Error::io(
+                        path,
+                        "the directory has no .npy files (expected E.npy, Wq.npy, …)",
+                    ));
+                }
+                for p in entries {
+                    let name = npy_name(&p);
+                    if !BLOCK_NAMES.contains(&name.as_str()) {
+                        return Err(Error::io(
+                            &p,
+                            format!(
+                                "unknown block \"{}\"; expected one of {} (the file's name is the block's)",
+                                shorten(&name),
+                                BLOCK_NAMES.join(", ")
+                            ),
+                        ));
+                    }
+                    let bytes = files::read(&p, limits)?;
+                    let mut one = Loader::new(&p, limits);
+                    one.used = loader.used;
+                    one.npy(&name, &bytes)?;
+                    loader.used = one.used;
+                    loader.blocks.arrays.append(&mut one.blocks.arrays);
+                }
+            }
+            Entry::File(_) => {
+                let format = Format::of(path).ok_or_else(|| {
+                    Error::invalid(
+                        "blocks file",
+                        crate::present::text::shorten_path(path),
+                        "a .json, .npy, .npz or .safetensors file, or a directory of .npy files",
+                    )
+                })?;
+                if format == Format::Npz {
+                    let (file, size) = files::open(path)?;
+                    if size > limits.max_file_bytes {
+                        return Err(files::too_large(path, Some(size), limits));
+                    }
+                    loader.npz(file)?;
+                } else {
+                    let bytes = files::read(path, limits)?;
+                    return Self::from_bytes(&bytes, format, path, limits);
+                }
+            }
+        }
+        loader.finish()
+    }
+
+    /// Parses blocks from the bytes of a file of `format`; `source` names the file in errors
+    /// (and, for `.npy`, gives the block's name by its stem). The same checks as
+    /// [`Blocks::load_with`], without the file system (what the fuzz targets call).
+    ///
+    /// # Errors
+    /// See [`Blocks::load_with`].
+    pub fn from_bytes(
+        bytes: &[u8],
+        format: Format,
+        source: &Path,
+        limits: &Limits,
+    ) -> Result<Blocks> {
+        let mut loader = Loader::new(source, limits);
+        match format {
+            Format::Json => loader.json(bytes)?,
+            Format::Npy => loader.npy(&npy_name(source), bytes)?,
+            Format::Npz => loader.npz(std::io::Cursor::new(bytes))?,
+            Format::Safetensors => loader.safetensors(bytes)?,
+        }
+        loader.finish()
+    }
+
+    /// Adds a block given inline (`name` must be one of [`BLOCK_NAMES`], non-empty, finite).
+    pub(crate) fn insert(&mut self, path: &Path, name: &str, a: Array2<f64>) -> Result<()> {
+        let limits = Limits::default();
+        let mut l = Loader::new(path, &limits);
+        l.blocks = std::mem::take(self);
+        let r = l.insert(name, a);
+        *self = l.blocks;
+        r
+    }
+}
+
+/// The block name of a `.npy` file: its stem.
+fn npy_name(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

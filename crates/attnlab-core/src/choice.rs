@@ -24,7 +24,7 @@ pub trait Choice: Copy + Sized + PartialEq + 'static {
     /// Parses a canonical name or an alias (ASCII case-insensitive).
     ///
     /// # Errors
-    /// [`Error::Invalid`] naming the value and listing the accepted names.
+    /// An [`crate::ErrorKind::InvalidValue`] error naming the value and listing the accepted names.
     fn parse(s: &str) -> Result<Self> {
         let t = s.trim();
         Self::ALL

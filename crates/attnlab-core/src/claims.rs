@@ -812,6 +812,7 @@ fn sorted_rows(a: ArrayView2<f64>) -> Array2<f64> {
             .find(|o| o.is_ne())
             .unwrap_or(std::cmp::Ordering::Equal)
     });
+    // Cannot fail: the rows are a permutation of a's rows, so they fill a.dim() exactly.
     Array2::from_shape_vec(a.dim(), rows.concat()).expect("same shape")
 }
 

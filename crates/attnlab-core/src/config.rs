@@ -1037,12 +1037,28 @@ fn head_from_hidden(hidden: Option<f64>, heads: Option<f64>) -> Result<usize> {
 /// Reads and validates a `config.json`.
 ///
 /// # Errors
-/// The file cannot be read or is not JSON ([`Error::Io`]), or [`RopeConfig::from_json`] rejects it.
+/// The file cannot be read or is not JSON (an [`crate::ErrorKind::Read`] error), or [`RopeConfig::from_json`] rejects it.
 pub fn load_config(path: &Path) -> Result<RopeConfig> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io_source(path, e))?;
-    let raw: Value =
-        serde_json::from_str(&text).map_err(|e| Error::io(path, format!("not valid JSON: {e}")))?;
-    RopeConfig::from_json(raw, &path.display().to_string())
+    load_config_with(path, &crate::limits::Limits::default())
+}
+
+/// [`load_config`] through the input gate ([`crate::files`]): a regular file (symbolic links
+/// followed; FIFOs and devices refused at once) of at most `limits.max_file_bytes` bytes.
+///
+/// # Errors
+/// See [`load_config`]; FIFOs, devices, files over the cap.
+pub fn load_config_with(path: &Path, limits: &crate::limits::Limits) -> Result<RopeConfig> {
+    let text = crate::files::read_text(path, limits)?;
+    let raw: Value = serde_json::from_str(&text).map_err(|e| {
+        Error::io(
+            path,
+            format!(
+                "not valid JSON: {}",
+                crate::present::text::clip(&e.to_string())
+            ),
+        )
+    })?;
+    RopeConfig::from_json(raw, &crate::present::text::shorten_path(path))
 }
 
 /// The built-in presets: (name, source, rope-relevant fields of the model's public `config.json`).
@@ -1139,7 +1155,7 @@ pub fn preset(name: &str) -> Result<RopeConfig> {
         .ok_or_else(|| {
             Error::invalid(
                 "preset",
-                name,
+                crate::present::text::shorten(name),
                 format!("one of {}", preset_names().join(", ")),
             )
         })?;

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 /// What kind of failure an [`Error`] is. Front ends map every kind to exit code 2 (bad usage or
 /// bad input; a failed *check* is not an error but a report whose verdict is negative), the web
-/// server to HTTP 400, Python to `ValueError` (or `OSError` for files).
+/// server to HTTP 400, Python to `ValueError` (or `OSError` for files; a failing layer
+/// function to the exception it raised, chained).
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -29,6 +30,9 @@ pub enum ErrorKind {
     NonFinite,
     /// The run was cancelled (Ctrl-C, a time limit).
     Cancelled,
+    /// A layer the caller supplied as a function (Python's `check_equivariance(f, X)`) failed:
+    /// it raised, or returned something that is not an (n, d′) array of its input's dtype.
+    Layer,
 }
 
 /// Errors returned by attnlab's library functions.
@@ -96,7 +100,10 @@ impl Error {
     pub fn io(path: impl AsRef<Path>, reason: impl fmt::Display) -> Self {
         Self::new(
             ErrorKind::Read,
-            format!("cannot read {}: {reason}", path.as_ref().display()),
+            format!(
+                "cannot read {}: {reason}",
+                crate::present::text::shorten_path(path.as_ref())
+            ),
         )
     }
 
@@ -121,7 +128,10 @@ impl Error {
     pub fn write(path: impl AsRef<Path>, reason: impl fmt::Display) -> Self {
         Self::new(
             ErrorKind::Write,
-            format!("cannot write {}: {reason}", path.as_ref().display()),
+            format!(
+                "cannot write {}: {reason}",
+                crate::present::text::shorten_path(path.as_ref())
+            ),
         )
     }
 
@@ -153,6 +163,35 @@ impl Error {
             ErrorKind::NonFinite,
             format!("{what} is not finite (inf or NaN); {hint}"),
         )
+    }
+
+    /// The one refusal of a non-finite result, so that every command says the same thing about
+    /// the same overflow: `{what} in {dtype} is not finite (inf or NaN); the inputs overflow
+    /// {dtype}: …`.
+    ///
+    /// ```
+    /// let e = attnlab_core::Error::overflow("the layer's output", attnlab_core::Dtype::F32);
+    /// assert_eq!(e.kind(), attnlab_core::ErrorKind::NonFinite);
+    /// assert!(e.to_string().contains("--dtype f64"));
+    /// ```
+    pub fn overflow(what: impl fmt::Display, dtype: crate::Dtype) -> Self {
+        let wider = if dtype == crate::Dtype::F64 {
+            ""
+        } else {
+            ", or use --dtype f64"
+        };
+        Self::non_finite(
+            format!("{what} in {dtype}"),
+            format!(
+                "the inputs overflow {dtype}: use a smaller --index-scale or smaller block values{wider}"
+            ),
+        )
+    }
+
+    /// A failure of a layer the caller supplied as a function; `message` says what it did
+    /// (`f raised ZeroDivisionError: division by zero (on a 4×4 float64 input)`).
+    pub fn layer(message: impl fmt::Display) -> Self {
+        Self::new(ErrorKind::Layer, message.to_string())
     }
 
     /// A cancelled run.

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::attention::Mask;
 use crate::layer::{Inputs, LayerKind, LayerSpec, PosKind, Readout};
 use crate::symmetry::{
-    check_equivariance, check_invariance, check_weight_equivariance, CheckReport, Permutation,
+    check_equivariance, check_invariance, check_weight_equivariance_heads, CheckReport, Permutation,
 };
 use crate::{Dtype, Error, Real, Result};
 
@@ -111,6 +111,85 @@ pub struct Diagnosis {
     pub explanation: String,
 }
 
+impl Diagnosis {
+    /// The factor by which the f64 error must exceed the f64 tolerance, with an f32/f64 error
+    /// ratio below the same factor, for the error to count as structural: round-off of a
+    /// symmetric layer stays below the tolerance in f64 and falls by ≈ eps32/eps64 ≈ 5.4e8.
+    pub const STRUCTURE_FACTOR: f64 = 1e3;
+
+    /// Classifies the errors `e32`, `e64` of one check run in f32 and in f64 (`tol64` is the
+    /// check's tolerance in f64):
+    /// * exact when both are 0;
+    /// * structural when `e64 > 1e3 · tol64` and `e32 / e64 < 1e3` (the error is far above
+    ///   round-off in f64 and does not fall with the precision);
+    /// * round-off otherwise.
+    ///
+    /// ```
+    /// use attnlab_core::experiment::{Conclusion, Diagnosis};
+    /// assert_eq!(Diagnosis::classify(0.0, 0.0, 1e-14).conclusion, Conclusion::Exact);
+    /// assert_eq!(Diagnosis::classify(2e-7, 4e-16, 1e-14).conclusion, Conclusion::RoundOff);
+    /// assert_eq!(Diagnosis::classify(1e-3, 1e-3, 1e-14).conclusion, Conclusion::Structural);
+    /// ```
+    pub fn classify(e32: f64, e64: f64, tol64: f64) -> Diagnosis {
+        let eps_ratio = Dtype::F32.eps() / Dtype::F64.eps();
+        let ratio = if e64 == 0.0 { f64::INFINITY } else { e32 / e64 };
+        let conclusion = if e32 == 0.0 && e64 == 0.0 {
+            Conclusion::Exact
+        } else if e64 > tol64 * Self::STRUCTURE_FACTOR && ratio < Self::STRUCTURE_FACTOR {
+            Conclusion::Structural
+        } else {
+            Conclusion::RoundOff
+        };
+        Diagnosis {
+            f32_error: e32,
+            f64_error: e64,
+            ratio,
+            eps_ratio,
+            conclusion,
+            explanation: crate::present::prose::diagnosis(conclusion, ratio, eps_ratio),
+        }
+    }
+}
+
+impl Control {
+    /// The positive control: the identity permutation must give exactly 0 (the same input
+    /// through the same arithmetic).
+    pub fn identity(check: &CheckReport) -> Control {
+        Control {
+            name: "identity permutation".into(),
+            expectation: "error exactly 0 (same input, same arithmetic)".into(),
+            max_abs_error: check.max_abs_error,
+            margin: check.margin,
+            ok: check.max_abs_error == 0.0,
+        }
+    }
+
+    /// The negative control: the same check on a layer that is broken on purpose must break.
+    pub fn broken(name: impl Into<String>, check: &CheckReport) -> Control {
+        Control {
+            name: name.into(),
+            expectation: "must break (margin > 1)".into(),
+            max_abs_error: check.max_abs_error,
+            margin: check.margin,
+            ok: !check.holds,
+        }
+    }
+}
+
+/// The permutations a negative control runs over: the non-identity ones of `perms`, or one
+/// random non-identity permutation (seed 1) when `perms` has none.
+///
+/// # Errors
+/// n < 2 (no non-identity permutation exists).
+pub fn non_identity(perms: &[Permutation], n: usize) -> Result<Vec<Permutation>> {
+    let non_id: Vec<Permutation> = perms.iter().filter(|p| !p.is_identity()).cloned().collect();
+    if non_id.is_empty() {
+        Permutation::random(n, 1, 1, true)
+    } else {
+        Ok(non_id)
+    }
+}
+
 crate::choice! {
     /// What the f32/f64 comparison concludes about a measured error.
     pub enum Conclusion("conclusion") {
@@ -141,31 +220,46 @@ fn check_in<T: Real>(
     spec: &LayerSpec,
     inputs: &Inputs,
     perms: &[Permutation],
+    cancel: &dyn Fn() -> Result<()>,
 ) -> Result<CheckReport> {
     let f = spec.build::<T>(inputs)?;
     let h = inputs.x.mapv(T::from_f64);
-    let f = |x: ArrayView2<T>| f(x);
+    let f = |x: ArrayView2<T>| {
+        cancel()?;
+        f(x)
+    };
     match spec.readout {
         Readout::None => check_equivariance(f, h.view(), perms),
         _ => check_invariance(f, h.view(), perms),
     }
 }
 
+/// The weight form of every head from one forward pass per input (not one per head), and the
+/// worst head's report (the first of equal margins).
 fn weight_form_in<T: Real>(
     spec: &LayerSpec,
     inputs: &Inputs,
     perms: &[Permutation],
+    cancel: &dyn Fn() -> Result<()>,
 ) -> Result<CheckReport> {
     let h = inputs.x.mapv(T::from_f64);
+    let f = spec.attention_fn::<T>(inputs)?;
+    let reports = check_weight_equivariance_heads(
+        |x: ArrayView2<T>| {
+            cancel()?;
+            Ok(f(x)?.weights)
+        },
+        h.view(),
+        perms,
+    )?;
     let mut worst: Option<CheckReport> = None;
-    for head in 0..inputs.heads {
-        let w = spec.weights_fn::<T>(inputs, head)?;
-        let r = check_weight_equivariance(|x: ArrayView2<T>| w(x), h.view(), perms)?;
+    for r in reports {
         if worst.as_ref().is_none_or(|b| r.margin > b.margin) {
             worst = Some(r);
         }
     }
-    Ok(worst.expect("at least one head"))
+    // check_weight_equivariance_heads returns one report per head, and a layer has ≥ 1 head.
+    worst.ok_or_else(|| Error::invalid("heads", 0, "at least one head"))
 }
 
 /// Dispatches a check to the requested float type.
@@ -178,9 +272,20 @@ pub fn check(
     perms: &[Permutation],
     dtype: Dtype,
 ) -> Result<CheckReport> {
+    check_cancellable(spec, inputs, perms, dtype, &|| Ok(()))
+}
+
+/// [`check`], calling `cancel` before every forward pass (it returns an error to stop).
+fn check_cancellable(
+    spec: &LayerSpec,
+    inputs: &Inputs,
+    perms: &[Permutation],
+    dtype: Dtype,
+    cancel: &dyn Fn() -> Result<()>,
+) -> Result<CheckReport> {
     match dtype.require_layer()? {
-        Dtype::F32 => check_in::<f32>(spec, inputs, perms),
-        _ => check_in::<f64>(spec, inputs, perms),
+        Dtype::F32 => check_in::<f32>(spec, inputs, perms, cancel),
+        _ => check_in::<f64>(spec, inputs, perms, cancel),
     }
 }
 
@@ -194,11 +299,29 @@ pub fn symmetry(
     perms: &[Permutation],
     dtype: Dtype,
 ) -> Result<SymmetryResult> {
+    symmetry_with(spec, inputs, perms, dtype, &|| Ok(()))
+}
+
+/// [`symmetry`], calling `cancel` before every forward pass, so a long check stops at once when
+/// it returns an error (the CLI's Ctrl-C, a server's time limit).
+///
+/// # Errors
+/// See [`symmetry`]; whatever `cancel` returns.
+pub fn symmetry_with(
+    spec: &LayerSpec,
+    inputs: &Inputs,
+    perms: &[Permutation],
+    dtype: Dtype,
+    cancel: &dyn Fn() -> Result<()>,
+) -> Result<SymmetryResult> {
+    let check = |spec: &LayerSpec, inputs: &Inputs, perms: &[Permutation], dtype: Dtype| {
+        check_cancellable(spec, inputs, perms, dtype, cancel)
+    };
     let report = check(spec, inputs, perms, dtype)?;
     let weight_form = if spec.kind == LayerKind::Attention && spec.readout == Readout::None {
         Some(match dtype.require_layer()? {
-            Dtype::F32 => weight_form_in::<f32>(spec, inputs, perms)?,
-            _ => weight_form_in::<f64>(spec, inputs, perms)?,
+            Dtype::F32 => weight_form_in::<f32>(spec, inputs, perms, cancel)?,
+            _ => weight_form_in::<f64>(spec, inputs, perms, cancel)?,
         })
     } else {
         None
@@ -206,13 +329,7 @@ pub fn symmetry(
     let n = inputs.x.nrows();
     let mut controls = Vec::new();
     let id = check(spec, inputs, &[Permutation::identity(n)], dtype)?;
-    controls.push(Control {
-        name: "identity permutation".into(),
-        expectation: "error exactly 0 (same input, same arithmetic)".into(),
-        max_abs_error: id.max_abs_error,
-        margin: id.margin,
-        ok: id.max_abs_error == 0.0,
-    });
+    controls.push(Control::identity(&id));
     if n >= 2 {
         let broken = LayerSpec {
             kind: LayerKind::Attention,
@@ -222,20 +339,11 @@ pub fn symmetry(
             index_scale: 1.0,
             ..*spec
         };
-        let non_id: Vec<Permutation> = perms.iter().filter(|p| !p.is_identity()).cloned().collect();
-        let use_perms = if non_id.is_empty() {
-            Permutation::random(n, 1, 1, true)?
-        } else {
-            non_id
-        };
-        let b = check(&broken, inputs, &use_perms, dtype)?;
-        controls.push(Control {
-            name: "broken layer (attention + index signal p·1.0)".into(),
-            expectation: "must break (margin > 1)".into(),
-            max_abs_error: b.max_abs_error,
-            margin: b.margin,
-            ok: !b.holds,
-        });
+        let b = check(&broken, inputs, &non_identity(perms, n)?, dtype)?;
+        controls.push(Control::broken(
+            "broken layer (attention + index signal p·1.0)",
+            &b,
+        ));
     }
     let (e32, e64) = match dtype.require_layer()? {
         Dtype::F32 => (
@@ -247,28 +355,11 @@ pub fn symmetry(
             report.max_abs_error,
         ),
     };
-    let eps_ratio = Dtype::F32.eps() / Dtype::F64.eps();
-    let ratio = if e64 == 0.0 { f64::INFINITY } else { e32 / e64 };
     let tol64 = check(spec, inputs, &perms[..1], Dtype::F64)?.tolerance;
-    let conclusion = if e32 == 0.0 && e64 == 0.0 {
-        Conclusion::Exact
-    } else if e64 > tol64 * 1e3 && ratio < 1e3 {
-        Conclusion::Structural
-    } else {
-        Conclusion::RoundOff
-    };
-    let explanation = crate::present::prose::diagnosis(conclusion, ratio, eps_ratio);
     Ok(SymmetryResult {
         report,
         weight_form,
         controls,
-        diagnosis: Diagnosis {
-            f32_error: e32,
-            f64_error: e64,
-            ratio,
-            eps_ratio,
-            conclusion,
-            explanation,
-        },
+        diagnosis: Diagnosis::classify(e32, e64, tol64),
     })
 }

@@ -86,64 +86,76 @@ pub struct Inputs {
     pub heads: usize,
 }
 
+/// What [`InputSpec::plan`] resolves before anything large is allocated.
+struct Plan {
+    n: usize,
+    d: usize,
+    /// With text: the labels, the vocabulary and the table they index.
+    text: Option<(Vec<usize>, Vocabulary, Embedding)>,
+}
+
 impl InputSpec {
-    /// Draws and loads the inputs.
+    /// The sequence length n and width d these options give (from the text and its table, the
+    /// block X, the options, or the defaults), checked against the caps, without drawing or
+    /// copying anything: what a request's work budget is computed from.
     ///
     /// # Errors
-    /// n or d of 0, a text/blocks/--dim/--n conflict, unknown tokens, a heads count that does not
-    /// divide d, or a block of the wrong shape.
-    pub fn build(&self) -> Result<Inputs> {
-        let blocks = self.blocks.clone().unwrap_or_default();
-        // The input and its width.
-        let mut tokens = None;
-        let mut embedding = None;
-        let fixed_x: Option<Array2<f64>> = if let Some(text) = &self.text {
-            let table = match blocks.get("E") {
+    /// See [`InputSpec::build`].
+    pub fn shape(&self) -> Result<(usize, usize)> {
+        self.plan().map(|p| (p.n, p.d))
+    }
+
+    fn plan(&self) -> Result<Plan> {
+        let blocks = self.blocks.as_ref();
+        let block = |name: &str| blocks.and_then(|b| b.get(name));
+        let mut text = None;
+        // The input's shape, if it is fixed: (rows, cols, where the rows and columns come from).
+        let fixed: Option<(usize, usize, &str, &str)> = if let Some(t) = &self.text {
+            let table = match block("E") {
                 Some(e) => Embedding::new(e.clone())?,
                 None => Embedding::example(),
             };
-            let vocab = Vocabulary::for_table(blocks.vocab.as_deref(), table.vocab())?;
-            let ids = vocab.encode(text)?;
-            tokens = Some(ids.iter().map(|&i| vocab.tokens()[i].clone()).collect());
-            embedding = Some(table.table().to_owned());
-            Some(table.lookup(&ids)?)
-        } else {
-            blocks.get("X").cloned()
-        };
-        let d = match (&fixed_x, self.dim) {
-            (Some(x), Some(d)) if x.ncols() != d => {
-                let src = if self.text.is_some() {
-                    "the embedding table"
+            let vocab =
+                Vocabulary::for_table(blocks.and_then(|b| b.vocab.as_deref()), table.vocab())?;
+            let ids = vocab.encode(t)?;
+            let shape = (
+                ids.len(),
+                table.dim(),
+                "the number of tokens in --text",
+                if block("E").is_some() {
+                    "the width of block E"
                 } else {
-                    "block X"
-                };
-                return Err(Error::shape(
-                    "--dim",
-                    format!("{} (the width of {src})", x.ncols()),
-                    d.to_string(),
-                ));
+                    "the width of the course's table E"
+                },
+            );
+            text = Some((ids, vocab, table));
+            Some(shape)
+        } else {
+            block("X").map(|x| {
+                (
+                    x.nrows(),
+                    x.ncols(),
+                    "the rows of block X",
+                    "the width of block X",
+                )
+            })
+        };
+        let d = match (fixed, self.dim) {
+            (Some((_, c, _, src)), Some(d)) if c != d => {
+                return Err(Error::shape("--dim", format!("{c} ({src})"), d.to_string()));
             }
-            (Some(x), _) => x.ncols(),
+            (Some((_, c, _, _)), _) => c,
             (None, Some(d)) => d,
-            (None, None) => blocks.get("Wq").map_or(4, |w| w.nrows()),
+            (None, None) => block("Wq").map_or(4, |w| w.nrows()),
         };
         if d == 0 {
             return Err(Error::invalid("--dim", 0, "at least 1"));
         }
-        let n = match (&fixed_x, self.n) {
-            (Some(x), Some(n)) if x.nrows() != n => {
-                let src = if self.text.is_some() {
-                    "the number of tokens in --text"
-                } else {
-                    "the rows of block X"
-                };
-                return Err(Error::shape(
-                    "--n",
-                    format!("{} ({src})", x.nrows()),
-                    n.to_string(),
-                ));
+        let n = match (fixed, self.n) {
+            (Some((r, _, src, _)), Some(n)) if r != n => {
+                return Err(Error::shape("--n", format!("{r} ({src})"), n.to_string()));
             }
-            (Some(x), _) => x.nrows(),
+            (Some((r, _, _, _)), _) => r,
             (None, Some(n)) => n,
             (None, None) => 4,
         };
@@ -152,16 +164,31 @@ impl InputSpec {
         }
         // The n × n score matrix and the d × d projections must fit in memory comfortably.
         if n > MAX_TOKENS {
+            let what = if self.text.is_some() {
+                "--text"
+            } else if fixed.is_some() {
+                "block X"
+            } else {
+                "--n"
+            };
             return Err(Error::invalid(
-                "--n",
-                n,
+                what,
+                format!("{n} tokens"),
                 format!(
                     "at most {MAX_TOKENS} tokens (the n×n score matrix would not fit in memory)"
                 ),
             ));
         }
         if d > MAX_DIM {
-            return Err(Error::invalid("--dim", d, format!("at most {MAX_DIM}")));
+            let what = match fixed {
+                Some((_, _, _, src)) => src,
+                None => "--dim",
+            };
+            return Err(Error::invalid(
+                what,
+                d,
+                format!("a width of at most {MAX_DIM}"),
+            ));
         }
         if self.heads == 0 || d % self.heads != 0 {
             return Err(Error::invalid(
@@ -170,13 +197,48 @@ impl InputSpec {
                 format!("a divisor of the width d = {d}"),
             ));
         }
+        Ok(Plan { n, d, text })
+    }
+
+    /// Draws and loads the inputs.
+    ///
+    /// # Errors
+    /// n or d of 0, a text/blocks/--dim/--n conflict, unknown tokens, a heads count that does not
+    /// divide d, or a block of the wrong shape.
+    pub fn build(&self) -> Result<Inputs> {
+        let empty = Blocks::default();
+        let blocks = self.blocks.as_ref().unwrap_or(&empty);
+        let Plan { n, d, text } = self.plan()?;
+        let mut tokens = None;
+        let mut embedding = None;
+        let fixed_x = match text {
+            Some((ids, vocab, table)) => {
+                tokens = Some(ids.iter().map(|&i| vocab.tokens()[i].clone()).collect());
+                let x = table.lookup(&ids)?;
+                embedding = Some(table.table().to_owned());
+                Some(x)
+            }
+            None => blocks.get("X").cloned(),
+        };
+        // Where the expected shape of a projection comes from, for its error message.
+        let width_src = if self.text.is_some() {
+            "d, the width of the embedding table"
+        } else if blocks.get("X").is_some() {
+            "d, the width of block X"
+        } else if self.dim.is_some() {
+            "d = --dim"
+        } else if blocks.get("Wq").is_some() {
+            "d, the rows of block Wq"
+        } else {
+            "d, the default width"
+        };
         let mut g = self.rng.generator(self.seed)?;
         let take =
             |name: &str, rows: usize, cols: usize, drawn: Array2<f64>| -> Result<Array2<f64>> {
                 match blocks.get(name) {
                     Some(b) if b.dim() != (rows, cols) => Err(Error::shape(
                         format!("block {name}"),
-                        format!("{rows}×{cols}"),
+                        format!("{rows}×{cols} ({width_src})"),
                         format!("{}×{}", b.nrows(), b.ncols()),
                     )),
                     Some(b) => Ok(b.clone()),
@@ -274,10 +336,23 @@ impl Readout {
                 .ok_or_else(|| {
                     Error::invalid(
                         "readout",
-                        format!("{s:?}"),
+                        format!("\"{}\"", crate::present::text::shorten(s)),
                         "none, mean or row:I (e.g. row:0)",
                     )
                 }),
+        }
+    }
+
+    /// Applies the readout to a layer output `out` (n × d′): itself, its mean over positions
+    /// (1 × d′) or its row i (1 × d′).
+    ///
+    /// # Errors
+    /// A row outside the output.
+    pub fn apply<T: Real>(self, out: Array2<T>) -> Result<Array2<T>> {
+        match self {
+            Readout::None => Ok(out),
+            Readout::Mean => Ok(mean_readout(out.view())),
+            Readout::Row(i) => row_readout(out.view(), i),
         }
     }
 
@@ -526,11 +601,7 @@ impl LayerSpec {
                 }
                 None => core(h)?,
             };
-            match readout {
-                Readout::None => Ok(out),
-                Readout::Mean => Ok(mean_readout(out.view())),
-                Readout::Row(i) => row_readout(out.view(), i),
-            }
+            readout.apply(out)
         }))
     }
 }

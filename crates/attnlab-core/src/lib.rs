@@ -22,7 +22,14 @@
 //! | floating-point types and emulated precisions | [`numeric`] |
 //! | phases m·ω reduced against the true 2π (shared by positions and spectra) | [`phase`] |
 //!
-//! The library knows nothing about terminals; the `attnlab` binary renders what it returns.
+//! | the request → report contract every front end shares (`run(&Request) -> Report`) | [`api`] |
+//! | the one number formatter, prose from reports, chart specifications | [`present`], [`chart`] |
+//!
+//! The library knows nothing about terminals: front ends (the `attnlab` CLI, the web lab, the
+//! Python package) parse their input into an [`api::Request`], call [`api::run`] and render the
+//! typed [`api::Report`] (text and SVG through `attnlab-render`, JSON through serde).
+
+#![warn(missing_docs)]
 
 pub mod api;
 pub mod attention;
@@ -34,8 +41,10 @@ pub mod config;
 pub mod embedding;
 pub mod error;
 pub mod experiment;
+pub mod files;
 pub mod lab;
 pub mod layer;
+pub mod limits;
 pub mod numeric;
 pub mod phase;
 pub mod position;

@@ -101,6 +101,29 @@ macro_rules! impl_real {
 impl_real!(f32, "f32", Dtype::F32, u32, i32);
 impl_real!(f64, "f64", Dtype::F64, u64, i64);
 
+/// An error naming the first non-finite entry of `a` (`what[i, j]`), if it has one: inputs with
+/// NaN or inf make every comparison and every product meaningless.
+///
+/// ```
+/// use ndarray::array;
+/// let a = array![[1.0, f64::NAN]];
+/// let e = attnlab_core::numeric::require_finite("X", a.view()).unwrap_err();
+/// assert_eq!(e.to_string(), "invalid X[0, 1]: NaN; expected finite entries (no NaN or inf)");
+/// ```
+///
+/// # Errors
+/// A NaN or infinite entry.
+pub fn require_finite<T: Real>(what: &str, a: ndarray::ArrayView2<T>) -> crate::Result<()> {
+    match a.indexed_iter().find(|(_, v)| !v.is_finite()) {
+        Some(((i, j), v)) => Err(crate::Error::invalid(
+            format!("{what}[{i}, {j}]"),
+            crate::present::number::short(v.to_f64()),
+            "finite entries (no NaN or inf)",
+        )),
+        None => Ok(()),
+    }
+}
+
 /// A floating-point precision: the two a layer runs in, and the two half precisions that real
 /// rotary caches are cast to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]

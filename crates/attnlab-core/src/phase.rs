@@ -19,7 +19,9 @@ const INV_TAU_LO: f64 = -9.839_338_337_591_243e-18;
 ///
 /// Accuracy: while |m·ω/2π| < 2⁵² the high part t_hi has ulp ≤ ½, so t_hi − round(t_hi) is
 /// exact and the low terms (each |·| ≲ ulp(t_hi)) carry the rest; the absolute error is then
-/// about 2⁻⁵³·|result| + |m·ω/2π|·2⁻¹⁰⁴ — 10⁻¹⁹ turns at 10¹² turns, 10⁻¹⁶ at 2⁵¹. Beyond 2⁵²
+/// at most one ulp of the result plus the double-double's share, 2⁻⁵²·|result| +
+/// |m·ω/2π|·2⁻¹⁰⁴ — verified against exact rational arithmetic for m ≤ 2⁴⁰, |ω| ≤ 10⁴
+/// (`tests/angle_exact.rs`, figures in `docs/NUMERICS.md`). Beyond 2⁵²
 /// turns the fractional part is no longer representable in the high part and the result, though
 /// still in [−½, ½], is meaningless: callers bound the inputs (|ω| ≤
 /// [`crate::position::frequencies::MAX_OMEGA`] = 10⁴ and positions ≤

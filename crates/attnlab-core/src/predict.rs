@@ -185,20 +185,42 @@ pub fn predict(text: &str, blocks: Option<&Blocks>) -> Result<Prediction> {
         BlockOrigin::TiedEmbeddings,
     );
     let (dk, dv) = (wq.ncols(), wv.ncols());
-    if u.dim() != (dv, vocab.len()) {
+    for (name, w) in [("Wq", &wq), ("Wk", &wk), ("Wv", &wv)] {
+        if w.nrows() != d {
+            return Err(Error::shape(
+                format!("block {name}"),
+                format!("{d} rows (d, the width of the embedding table E)"),
+                format!("{}×{}", w.nrows(), w.ncols()),
+            ));
+        }
+    }
+    if wk.ncols() != dk {
         return Err(Error::shape(
-            "unembedding U",
-            format!(
-                "{dv}×{} (Wv's columns × vocabulary size){}",
-                vocab.len(),
-                if sources["U"].is_default() {
-                    "; without a U block, Wv must be d × d so that Eᵀ fits"
-                } else {
-                    ""
-                }
-            ),
-            format!("{}×{}", u.nrows(), u.ncols()),
+            "block Wk",
+            format!("{d}×{dk} (the shape of Wq: queries and keys have one width)"),
+            format!("{}×{}", wk.nrows(), wk.ncols()),
         ));
+    }
+    if u.dim() != (dv, vocab.len()) {
+        // Blame the block the user gave: without a U block the default Eᵀ (d × vocab) only
+        // fits a d × d value projection.
+        return Err(if sources["U"].is_default() {
+            Error::shape(
+                "block Wv",
+                format!(
+                    "{d}×{d} (without a U block the unembedding is Eᵀ, {d}×{}, which needs Wv's columns = d; or give U of {dv}×{})",
+                    vocab.len(),
+                    vocab.len()
+                ),
+                format!("{}×{}", wv.nrows(), wv.ncols()),
+            )
+        } else {
+            Error::shape(
+                "block U",
+                format!("{dv}×{} (Wv's columns × vocabulary size)", vocab.len()),
+                format!("{}×{}", u.nrows(), u.ncols()),
+            )
+        });
     }
     let layer = Attention::single(wq.clone(), wk.clone(), wv.clone(), Mask::Causal)?;
     let out = layer.forward(h.view())?;
@@ -226,6 +248,13 @@ pub fn predict(text: &str, blocks: Option<&Blocks>) -> Result<Prediction> {
     let mut probs = logits.clone();
     softmax_rows(&mut probs);
     let probabilities = probs.index_axis(Axis(0), 0).to_vec();
+    crate::symmetry::ensure_finite_values(
+        out.output
+            .iter()
+            .chain(logits.iter())
+            .chain(&probabilities)
+            .copied(),
+    )?;
     let prediction_id =
         probabilities.iter().enumerate().fold(
             0,

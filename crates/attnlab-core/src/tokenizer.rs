@@ -10,14 +10,24 @@ use crate::{Error, Result};
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Vocabulary {
     tokens: Vec<String>,
+    /// token → label, so encoding t tokens costs O(t), not O(t·V).
+    #[serde(skip)]
+    index: std::collections::HashMap<String, usize>,
 }
 
 impl Vocabulary {
     /// The course's example vocabulary `(A, B, .)`.
     pub fn example() -> Self {
-        Vocabulary {
-            tokens: vec!["A".into(), "B".into(), ".".into()],
-        }
+        Self::from_distinct(vec!["A".into(), "B".into(), ".".into()])
+    }
+
+    fn from_distinct(tokens: Vec<String>) -> Self {
+        let index = tokens
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.clone(), i))
+            .collect();
+        Vocabulary { tokens, index }
     }
 
     /// A vocabulary from distinct, non-empty, whitespace-free tokens.
@@ -29,25 +39,26 @@ impl Vocabulary {
             return Err(Error::invalid("vocabulary", "[]", "at least one token"));
         }
         let mut out: Vec<String> = Vec::with_capacity(tokens.len());
+        let mut seen = std::collections::HashSet::with_capacity(tokens.len());
         for t in tokens {
             let t = t.as_ref();
             if t.is_empty() || t.chars().any(char::is_whitespace) {
                 return Err(Error::invalid(
                     "vocabulary token",
-                    format!("{t:?}"),
+                    format!("\"{}\"", crate::present::text::shorten(t)),
                     "a non-empty token without whitespace",
                 ));
             }
-            if out.iter().any(|o| o == t) {
+            if !seen.insert(t) {
                 return Err(Error::invalid(
                     "vocabulary token",
-                    format!("{t:?}"),
+                    format!("\"{}\"", crate::present::text::shorten(t)),
                     "distinct tokens (this one appears twice)",
                 ));
             }
             out.push(t.to_string());
         }
-        Ok(Vocabulary { tokens: out })
+        Ok(Self::from_distinct(out))
     }
 
     /// The vocabulary an embedding table of `rows` rows is read with: the given tokens (e.g. a
@@ -72,6 +83,22 @@ impl Vocabulary {
         Ok(vocab)
     }
 
+    /// The tokens for a message: all of them for a small vocabulary, else the first few and
+    /// the count.
+    fn listing(&self) -> String {
+        let shown: Vec<String> = self
+            .tokens
+            .iter()
+            .take(12)
+            .map(|t| format!("\"{}\"", crate::present::text::shorten(t)))
+            .collect();
+        if self.tokens.len() > 12 {
+            format!("({}, … {} tokens)", shown.join(", "), self.tokens.len())
+        } else {
+            format!("[{}]", shown.join(", "))
+        }
+    }
+
     /// Number of labels.
     pub fn len(&self) -> usize {
         self.tokens.len()
@@ -89,7 +116,7 @@ impl Vocabulary {
 
     /// The label of `token`, if it is in the vocabulary.
     pub fn id(&self, token: &str) -> Option<usize> {
-        self.tokens.iter().position(|t| t == token)
+        self.index.get(token).copied()
     }
 
     /// Splits `text` on whitespace and maps each piece to its label.
@@ -109,10 +136,10 @@ impl Vocabulary {
                 self.id(piece).ok_or_else(|| {
                     Error::invalid(
                         "token",
-                        format!("{piece:?}"),
+                        format!("\"{}\"", crate::present::text::shorten(piece)),
                         format!(
-                            "a token of the vocabulary {:?}, separated by spaces",
-                            self.tokens
+                            "a token of the vocabulary {}, separated by spaces",
+                            self.listing()
                         ),
                     )
                 })
@@ -121,7 +148,7 @@ impl Vocabulary {
         if ids.is_empty() {
             return Err(Error::invalid(
                 "text",
-                format!("{text:?}"),
+                format!("\"{}\"", crate::present::text::shorten(text)),
                 "at least one token, e.g. \"A B\"",
             ));
         }

@@ -6,7 +6,7 @@ use attnlab_core::api::{Outcome, Request};
 use attnlab_core::layer::{LayerKind, Readout};
 
 use super::common::InputArgs;
-use super::exec::{execute, Show};
+use super::exec::{execute_html, Show};
 
 /// Options of `attnlab equivariance`.
 #[derive(Debug, clap::Args)]
@@ -31,6 +31,9 @@ pub struct EquivarianceArgs {
     /// Seed of the random permutations [default: --seed].
     #[arg(long, allow_negative_numbers = true)]
     pub perm_seed: Option<u64>,
+    /// Also write the report as one self-contained HTML file (inline SVG and CSS, no script).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
@@ -43,11 +46,12 @@ pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
         samples: args.samples,
         perm_seed: args.perm_seed,
     });
-    execute(
+    execute_html(
         &request,
         &Show {
             json: args.input.json,
             plot_dir: None,
         },
+        args.html.as_deref(),
     )
 }

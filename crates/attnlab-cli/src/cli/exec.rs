@@ -20,9 +20,33 @@ pub struct Show<'a> {
 
 /// Runs `request` and shows its report.
 pub fn execute(request: &Request, show: &Show) -> anyhow::Result<Outcome> {
+    execute_html(request, show, None)
+}
+
+/// Runs `request`, writes its report as a self-contained HTML file to `html` (when given, the
+/// `--html FILE` option), and shows it.
+pub fn execute_html(
+    request: &Request,
+    show: &Show,
+    html: Option<&Path>,
+) -> anyhow::Result<Outcome> {
     let report = run_with_progress(request)?;
+    if let Some(path) = html {
+        write_html(path, request.command(), &report)?;
+    }
     emit(&report, show)?;
+    if let (Some(path), false) = (html, show.json) {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "HTML report written to {}", path.display()).map_err(stdout_error)?;
+    }
     Ok(report.outcome())
+}
+
+/// Writes `report` as one self-contained HTML file (inline SVG and CSS, no script, no external
+/// request) titled `attnlab <command>`.
+pub fn write_html(path: &Path, command: &str, report: &Report) -> anyhow::Result<()> {
+    attnlab_render::html::write_file(path, &format!("attnlab {command}"), report)?;
+    Ok(())
 }
 
 /// Runs `request` with a progress bar that shows itself after one second.
@@ -48,6 +72,7 @@ pub fn run_with_progress(request: &Request) -> anyhow::Result<Report> {
         progress: &progress,
         cancel: Some(super::interrupted()),
         allow_files: true,
+        limits: super::limits(),
     };
     let report = api::run_with(request, &ctx);
     bar.finish_and_clear();

@@ -6,7 +6,7 @@ use attnlab_core::api::lab::LabRequest;
 use attnlab_core::api::value::{Count, List};
 use attnlab_core::api::{Outcome, Request};
 
-use super::exec::{execute, Show};
+use super::exec::{execute_html, Show};
 
 /// Options of `attnlab lab`.
 #[derive(Debug, clap::Args)]
@@ -17,6 +17,10 @@ pub struct LabArgs {
     /// Print one JSON object on stdout instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Also write the products, tables and plots as one self-contained HTML file (inline SVG and
+    /// CSS, no script, no external request) to hand in or share.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// The single frequency of products (b) and (c).
     #[arg(long, default_value = "pi/2", allow_negative_numbers = true)]
     pub omega: String,
@@ -34,11 +38,12 @@ pub fn run(args: LabArgs) -> anyhow::Result<Outcome> {
         omegas: List::parse(&args.omegas),
         context: args.context,
     });
-    execute(
+    execute_html(
         &request,
         &Show {
             json: args.json,
             plot_dir: args.plots.as_deref(),
         },
+        args.html.as_deref(),
     )
 }

@@ -10,9 +10,13 @@ mod exec;
 mod lab;
 mod predict;
 mod rope;
+mod serve;
 mod session;
 
 use clap::{Parser, Subcommand};
+
+use attnlab_core::api::value::Count;
+use attnlab_core::limits::Limits;
 
 pub use attnlab_core::api::Outcome;
 
@@ -35,6 +39,17 @@ pub struct Cli {
     /// for any thread count.
     #[arg(long, global = true, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
+    /// Largest estimated memory a request may use, in bytes (e.g. 4G, 512M) [default: 1G].
+    /// Requests over it are refused before they start, with the estimate.
+    #[arg(long, global = true, value_name = "BYTES")]
+    pub max_memory: Option<Count>,
+    /// Largest estimated work of a request, in floating-point operations (e.g. 1e12, 2^40)
+    /// [default: 2^35, about 10 s]. Requests over it are refused before they start.
+    #[arg(long, global = true, value_name = "OPS")]
+    pub max_work: Option<Count>,
+    /// Largest input file read, in bytes (configs, blocks, answers, state) [default: 64M].
+    #[arg(long, global = true, value_name = "BYTES")]
+    pub max_file_size: Option<Count>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -59,19 +74,50 @@ pub enum Command {
     Predict(predict::PredictArgs),
     /// The prediction-first practical: predict each result, then see it computed (progress is kept).
     Session(session::SessionArgs),
+    /// The lab in the browser: a local server for the page and the JSON API (POST /api/<command>).
+    Serve(serve::ServeArgs),
+}
+
+/// The limits of this run (the defaults, raised or lowered by `--max-memory`, `--max-work`,
+/// `--max-file-size`).
+pub fn limits() -> Limits {
+    LIMITS.get().copied().unwrap_or_default()
+}
+
+static LIMITS: std::sync::OnceLock<Limits> = std::sync::OnceLock::new();
+
+/// Set while a prompt waits for the student: Ctrl-C then exits at once (exit 130), since the
+/// progress is saved after every step and a blocked read would never see the flag.
+pub fn exit_on_interrupt() -> &'static AtomicBool {
+    static FLAG: AtomicBool = AtomicBool::new(false);
+    &FLAG
 }
 
 /// Runs one parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    let defaults = Limits::default();
+    let limits = Limits {
+        max_memory: cli.max_memory.map_or(defaults.max_memory, Count::get),
+        max_work: cli.max_work.map_or(defaults.max_work, Count::get),
+        max_file_bytes: cli
+            .max_file_size
+            .map_or(defaults.max_file_bytes, Count::get),
+    };
+    let _ = LIMITS.set(limits);
     if let Some(n) = cli.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(usize::from(n))
             .build_global()
             .map_err(|e| anyhow::anyhow!("cannot start {n} worker threads: {e}"))?;
     }
+    // The server handles Ctrl-C itself (graceful shutdown).
+    if let Command::Serve(a) = cli.command {
+        return serve::run(a);
+    }
     // Ctrl-C asks long computations to stop at their next check; a second Ctrl-C exits.
     let _ = ctrlc::set_handler(|| {
-        if interrupted().swap(true, std::sync::atomic::Ordering::SeqCst) {
+        let again = interrupted().swap(true, std::sync::atomic::Ordering::SeqCst);
+        if again || exit_on_interrupt().load(std::sync::atomic::Ordering::SeqCst) {
             std::process::exit(130);
         }
     });
@@ -84,5 +130,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Rope(cmd) => rope::run(cmd),
         Command::Predict(a) => predict::run(a),
         Command::Session(a) => session::run(a),
+        Command::Serve(a) => serve::run(a),
     }
 }

@@ -2,6 +2,7 @@
 //! (`attnlab_core::api::rope`) and run through [`super::exec`]. Only the syntax of the option
 //! strings is checked here (numbers, counts); every range and every source rule is the core's.
 
+use attnlab_core::present::text::shorten;
 use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
@@ -16,7 +17,7 @@ use attnlab_core::numeric::Dtype;
 use attnlab_core::spectrum::resolve::DEFAULT_TOL;
 use attnlab_core::Error;
 
-use super::exec::{emit, execute, run_with_progress, stdout_error, Show};
+use super::exec::{emit, execute, execute_html, run_with_progress, stdout_error, Show};
 use super::Outcome;
 
 #[derive(Debug, Subcommand)]
@@ -89,9 +90,13 @@ fn number(what: &str, s: &str) -> Result<f64, Error> {
     let v: f64 = s
         .trim()
         .parse()
-        .map_err(|_| Error::invalid(what, s, "a number"))?;
+        .map_err(|_| Error::invalid(format!("--{what}"), shorten(s), "a number"))?;
     if !v.is_finite() {
-        return Err(Error::invalid(what, s, "a finite number"));
+        return Err(Error::invalid(
+            format!("--{what}"),
+            shorten(s),
+            "a finite number",
+        ));
     }
     Ok(v)
 }
@@ -100,7 +105,7 @@ const NON_NEGATIVE: &str = "a non-negative integer, e.g. 4096, 1e6 or 2^20";
 
 /// A count option (`4096`, `1e6`, `2^20`, `128k`), its error naming the option.
 fn count(what: &str, s: &str, expected: &str) -> Result<Count, Error> {
-    Count::parse(s).map_err(|_| Error::invalid(what, s, expected))
+    Count::parse(s).map_err(|_| Error::invalid(format!("--{what}"), shorten(s), expected))
 }
 
 /// Runs a request whose single chart goes to the file `plot` (the `score` and `identity`
@@ -304,6 +309,10 @@ pub struct AuditArgs {
     /// Writes wavelengths.svg, decay.svg and precision.svg into DIR.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
+    /// Also write the audit (verdict, tables, charts) as one self-contained HTML file (inline
+    /// SVG and CSS, no script, no external request).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     /// One JSON object on stdout.
     #[arg(long)]
     json: bool,
@@ -322,11 +331,12 @@ fn audit(a: AuditArgs) -> anyhow::Result<Outcome> {
             .map(|g| number("min-base-grid", g))
             .transpose()?,
     });
-    execute(
+    execute_html(
         &request,
         &Show {
             json: a.json,
             plot_dir: a.plot.as_deref(),
         },
+        a.html.as_deref(),
     )
 }

@@ -65,8 +65,9 @@ impl Narrator {
     fn print(&self, text: &str) -> anyhow::Result<()> {
         if self.json {
             let mut e = std::io::stderr().lock();
-            e.write_all(text.as_bytes())?;
-            e.flush()?;
+            let fail = |err| attnlab_core::Error::write_source("standard error", err);
+            e.write_all(text.as_bytes()).map_err(fail)?;
+            e.flush().map_err(fail)?;
         } else {
             let mut o = std::io::stdout().lock();
             o.write_all(text.as_bytes()).map_err(stdout_error)?;
@@ -79,12 +80,32 @@ impl Narrator {
     }
 }
 
+/// The longest line a prompt reads (an answer, a setting, a reason).
+pub const MAX_LINE: usize = 4096;
+
 /// A line from the terminal: `None` at end of input (Ctrl-D) or when the student types `quit`.
+/// Lines are read at most [`MAX_LINE`] bytes at a time: a longer line is an error, never a
+/// growing buffer.
 fn read_line(input: &mut dyn BufRead) -> anyhow::Result<Option<String>> {
-    let mut line = String::new();
-    if input.read_line(&mut line)? == 0 {
+    let mut raw = Vec::new();
+    let limit = u64::try_from(MAX_LINE + 1).unwrap_or(u64::MAX);
+    let n = std::io::Read::take(&mut *input, limit)
+        .read_until(b'\n', &mut raw)
+        .map_err(|e| attnlab_core::Error::io_source("standard input", e))?;
+    if n == 0 {
         return Ok(None);
     }
+    if raw.len() > MAX_LINE && !raw.ends_with(b"\n") {
+        return Err(attnlab_core::Error::invalid(
+            "input line",
+            format!("a line of more than {MAX_LINE} bytes"),
+            format!("at most {MAX_LINE} bytes per answer (progress so far is saved)"),
+        )
+        .into());
+    }
+    let line = String::from_utf8(raw).map_err(|_| {
+        attnlab_core::Error::invalid("input line", "bytes that are not UTF-8", "UTF-8 text")
+    })?;
     let t = line.trim().to_string();
     if t.eq_ignore_ascii_case("quit") || t.eq_ignore_ascii_case("q") {
         return Ok(None);
@@ -187,15 +208,6 @@ fn progress_note(r: &RunReport, path: &Path, answers: Option<&Path>) -> String {
     }
 }
 
-/// Forgets the saved progress.
-fn remove_state(path: &Path) -> anyhow::Result<()> {
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(attnlab_core::Error::write_source(path, e).into()),
-    }
-}
-
 pub fn run(args: SessionArgs) -> anyhow::Result<Outcome> {
     let show = Show {
         json: args.json,
@@ -226,11 +238,12 @@ fn scripted(
     n: &Narrator,
     show: &Show,
 ) -> anyhow::Result<Outcome> {
-    let sheet = AnswerSheet::load(answers)?;
+    let limits = super::limits();
+    let sheet = AnswerSheet::load_with(answers, &limits)?;
     let mut state = if args.reset {
         State::default()
     } else {
-        State::load(state_path)?
+        State::load_with(state_path, &limits)?
     };
     let request = Request::Session(SessionRequest {
         answers: Some(sheet),
@@ -245,7 +258,11 @@ fn scripted(
         anyhow::bail!("the session run returned the step list");
     };
     r.update(&mut state);
-    state.save(state_path)?;
+    if args.reset {
+        state.save_replacing(state_path)?;
+    } else {
+        state.save(state_path)?;
+    }
     if args.json {
         n.print(&render::narration(r))?;
         emit(&report, show)?;
@@ -264,9 +281,9 @@ fn interactive(
     show: &Show,
 ) -> anyhow::Result<Outcome> {
     if args.reset {
-        remove_state(state_path)?;
+        State::remove(state_path)?;
     }
-    let mut state = State::load(state_path)?;
+    let mut state = State::load_with(state_path, &super::limits())?;
     let session = Session::course();
     let done_before = session.score(&state).answered;
     if let Some(line) = attnlab_core::present::prose::session::intro(done_before, session.len()) {
@@ -277,6 +294,7 @@ fn interactive(
     }
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
+    super::exit_on_interrupt().store(true, std::sync::atomic::Ordering::SeqCst);
     let mut graded_now = Vec::new();
     let mut paused = None;
     for i in 0..session.len() {

@@ -4,13 +4,14 @@
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
-use super::layer_input::LayerInput;
+use super::layer_input::{forward_budget, inputs_bytes, LayerInput};
 use super::{Context, Outcome};
 use crate::attention::Mask;
 use crate::chart::Chart;
 use crate::layer::{Inputs, LayerKind, PosKind, Readout};
+use crate::limits::{self, Budget};
 use crate::rng::RngKind;
-use crate::{Dtype, Error, Real, Result};
+use crate::{Dtype, Real, Result};
 
 /// The request of `attnlab attend`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -141,14 +142,35 @@ fn forward<T: Real>(req: &LayerInput, inputs: &Inputs) -> Result<(Array2<f64>, V
     Ok((output, weights))
 }
 
+/// What `attnlab attend` needs for an n × d input with k heads: the inputs, one forward pass
+/// ([`super::layer_input::forward_budget`]) and the report — every head's weights and the
+/// output in f64, and their text rendering (about 16 bytes per number).
+pub fn budget_for(n: usize, d: usize, heads: usize) -> Budget {
+    let (nn, dd, h) = (limits::u(n), limits::u(d), limits::u(heads));
+    let report_values = limits::product(&[h, nn, nn]).saturating_add(limits::product(&[6, nn, dd]));
+    let report = Budget::new(report_values.saturating_mul(8 + 16), 0);
+    Budget::new(inputs_bytes(n, d), 0)
+        .plus(forward_budget(n, d, heads))
+        .plus(report)
+}
+
+/// The budget of a request, from what it declares (see [`LayerInput::declared_shape`]).
+pub fn budget(req: &AttendRequest) -> Budget {
+    let (n, d) = req.input.declared_shape();
+    budget_for(n, d, req.input.heads)
+}
+
 /// Runs one forward pass.
 ///
 /// # Errors
-/// Bad options, or inputs whose output overflows the dtype (a non-finite result is refused,
-/// never printed).
+/// Bad options, requests over `ctx.limits`, or inputs whose output overflows the dtype (a
+/// non-finite result is refused, never printed).
 pub fn run(req: &AttendRequest, ctx: &Context) -> Result<AttendReport> {
     let a = &req.input;
-    let inputs = a.inputs(ctx)?;
+    let spec = a.prepare(ctx)?;
+    let (n, d) = spec.shape()?;
+    budget_for(n, d, a.heads).check(a.describe(n, d, "attend"), &ctx.limits)?;
+    let inputs = spec.build()?;
     let (output, weights) = match a.dtype.require_layer()? {
         Dtype::F32 => forward::<f32>(a, &inputs)?,
         _ => forward::<f64>(a, &inputs)?,
@@ -158,9 +180,9 @@ pub fn run(req: &AttendRequest, ctx: &Context) -> Result<AttendReport> {
         .chain(weights.iter().flatten())
         .any(|v| !v.is_finite())
     {
-        return Err(Error::non_finite(
-            format!("the attention output in {}", a.dtype),
-            "the inputs overflow the dtype (reduce --index-scale or the blocks' magnitudes, or use --dtype f64)",
+        return Err(crate::Error::overflow(
+            crate::symmetry::LAYER_OUTPUT,
+            a.dtype,
         ));
     }
     let (n, dim) = inputs.x.dim();

@@ -9,6 +9,7 @@ use super::value::BlocksSource;
 use super::{Context, Outcome};
 use crate::chart::Chart;
 use crate::embedding::{basis_change, one_hot, BasisChangeCase, Embedding, Interface};
+use crate::limits::{self, Budget};
 use crate::rng::{Gaussian, StdGaussian};
 use crate::tokenizer::Vocabulary;
 use crate::{Error, Result};
@@ -78,12 +79,12 @@ pub struct EmbedReport {
     pub one_hot: Vec<Vec<f64>>,
     /// The matrix product e_id · E of each token (computed as a product, not a lookup).
     pub one_hot_products: Vec<Vec<f64>>,
-    /// Whether each product equals its row E[id] exactly.
+    /// Whether each product equals its row `E[id]` exactly.
     pub one_hot_rows_equal: Vec<bool>,
     /// Whether every product equals its row exactly.
     #[serde(rename = "one_hot_times_E_equals_row")]
     pub one_hot_times_e_equals_row: bool,
-    /// The stacked rows E[ids] (tokens × dim).
+    /// The stacked rows `E[ids]` (tokens × dim).
     #[serde(rename = "H", serialize_with = "rows")]
     pub h: Array2<f64>,
     /// Whether H is the identity matrix (e.g. "A B" with the course table).
@@ -111,6 +112,44 @@ impl EmbedReport {
     }
 }
 
+/// What `attnlab embed` needs for t tokens and a V × d table: the one-hot vectors (t·V), their
+/// products (`2·t·V·d` operations) and rows (2·t·d), with their rendering (16 bytes per
+/// number); with the basis change, S, W, S⁻¹ and the four interfaces' products (`2·d³` for the
+/// inverse, `4·(4·t·d² + 2·d³)` for the cases) and their matrices.
+pub fn budget_for(tokens: usize, vocab: usize, dim: usize, basis_change: bool) -> Budget {
+    let (t, v, d) = (limits::u(tokens), limits::u(vocab), limits::u(dim));
+    let values = limits::product(&[t, v])
+        .saturating_add(limits::product(&[3, t, d]))
+        .saturating_add(limits::product(&[v, d]));
+    let mut b = Budget::new(
+        values.saturating_mul(8 + 16),
+        limits::product(&[2, t, v, d]),
+    );
+    if basis_change {
+        let values = limits::product(&[8, d, d]).saturating_add(limits::product(&[8, t, d]));
+        let ops = limits::product(&[2, d, d, d])
+            .saturating_add(limits::product(&[4, 4, t, d, d]))
+            .saturating_add(limits::product(&[4, 2, d, d, d]));
+        b = b.plus(Budget::new(values.saturating_mul(8 + 16), ops));
+    }
+    b
+}
+
+/// The budget of a request, from what it declares (an inline E's shape, else the course's
+/// 3 × 2 table).
+pub fn budget(req: &EmbedRequest) -> Budget {
+    let (v, d) = super::predict::inline_dims(req.blocks.as_ref(), "E").unwrap_or((3, 2));
+    budget_for(req.text.split_whitespace().count(), v, d, req.basis_change)
+}
+
+fn describe(tokens: usize, vocab: usize, dim: usize, basis_change: bool) -> String {
+    format!(
+        "embed{} with {tokens} token{}, E of {vocab}×{dim}",
+        if basis_change { " --basis-change" } else { "" },
+        if tokens == 1 { "" } else { "s" }
+    )
+}
+
 /// Tokenizes, looks up and (optionally) runs the basis-change experiment.
 ///
 /// `H = E[ids]`; each `one_hot(id)·E` is a real vector–matrix product whose entries are one
@@ -120,10 +159,19 @@ impl EmbedReport {
 /// # Errors
 /// Blocks without `E`, unknown tokens, empty text, unreadable blocks.
 pub fn run(req: &EmbedRequest, ctx: &Context) -> Result<EmbedReport> {
+    super::predict::check_tokens(&req.text)?;
+    let t = req.text.split_whitespace().count();
+    let (v, d) = super::predict::inline_dims(req.blocks.as_ref(), "E").unwrap_or((3, 2));
+    budget(req).check(describe(t, v, d, req.basis_change), &ctx.limits)?;
     let blocks = match &req.blocks {
-        Some(b) => Some(b.load(ctx.allow_files)?),
+        Some(b) => Some(b.load_in(ctx)?),
         None => None,
     };
+    if let Some(e) = blocks.as_ref().and_then(|b| b.get("E")) {
+        let (v, d) = e.dim();
+        budget_for(t, v, d, req.basis_change)
+            .check(describe(t, v, d, req.basis_change), &ctx.limits)?;
+    }
     let table = match blocks.as_ref().and_then(|b| b.get("E")) {
         Some(e) => Embedding::new(e.clone())?,
         None if blocks.is_some() => {
@@ -156,6 +204,7 @@ pub fn run(req: &EmbedRequest, ctx: &Context) -> Result<EmbedReport> {
         let s = g.randn(d, d);
         let w = g.randn(d, d);
         let cases = basis_change(h.view(), w.view(), s.view())?;
+        crate::symmetry::ensure_finite_values(cases.iter().map(|c| c.max_abs_error))?;
         Some(BasisChangeReport {
             s,
             w,

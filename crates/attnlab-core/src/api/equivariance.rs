@@ -3,13 +3,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::layer_input::LayerInput;
+use super::layer_input::{forward_budget, inputs_bytes, LayerInput};
 use super::value::List;
 use super::{Context, Outcome};
 use crate::attention::Mask;
 use crate::chart::Chart;
 use crate::experiment::{self, Control, Diagnosis, PermChoice};
 use crate::layer::{LayerKind, PosKind, Readout};
+use crate::limits::{self, Budget};
 use crate::rng::RngKind;
 use crate::symmetry::{CheckReport, Permutation, Property, Verdict, Worst};
 use crate::{Dtype, Error, Result};
@@ -143,11 +144,55 @@ impl EquivarianceReport {
     }
 }
 
+/// How many permutations a request over n positions compares.
+fn permutation_count(req: &EquivarianceRequest, n: usize) -> u64 {
+    let factorial = (1..=limits::u(n).min(21)).fold(1u64, |p, k| p.saturating_mul(k));
+    match (&req.perm, req.exhaustive, req.samples) {
+        (Some(_), _, _) => 1,
+        (None, true, _) => factorial,
+        (None, false, Some(k)) if n <= 20 => limits::u(k).min(factorial.saturating_sub(1)),
+        (None, false, Some(k)) => limits::u(k),
+        (None, false, None) => match PermChoice::default_for(n, 0) {
+            PermChoice::Samples { k, .. } => limits::u(k),
+            _ => factorial,
+        },
+    }
+}
+
+/// What a check over P permutations of an n × d input with k heads needs: the inputs; the
+/// forward passes — the check and the weight form (P + 1 each), the identity control (2), the
+/// broken-layer control (P + 1), the other dtype's check (P + 1) and its tolerance (2), so
+/// `4·(P + 1) + 4` at most — each [`super::layer_input::forward_budget`]; the permutations
+/// (`P·n` indices) and the compared arrays (four n × d and four k·n² at a time).
+pub fn budget_for(n: usize, d: usize, heads: usize, perms: u64) -> Budget {
+    let (nn, dd, h) = (limits::u(n), limits::u(d), limits::u(heads));
+    let forward = forward_budget(n, d, heads);
+    let forwards = perms.saturating_add(1).saturating_mul(4).saturating_add(4);
+    let compared = limits::matrices(4, nn, dd).saturating_add(limits::matrices(4 * h, nn, nn));
+    let compare_ops = perms.saturating_mul(limits::product(&[10, nn, dd + h * nn]));
+    Budget::new(
+        inputs_bytes(n, d)
+            .saturating_add(forward.bytes)
+            .saturating_add(limits::product(&[perms, nn, 8]))
+            .saturating_add(compared),
+        forward
+            .ops
+            .saturating_mul(forwards)
+            .saturating_add(compare_ops),
+    )
+}
+
+/// The budget of a request, from what it declares (see [`LayerInput::declared_shape`]).
+pub fn budget(req: &EquivarianceRequest) -> Budget {
+    let (n, d) = req.input.declared_shape();
+    budget_for(n, d, req.input.heads, permutation_count(req, n))
+}
+
 /// Runs the check.
 ///
 /// # Errors
 /// Bad options (see [`LayerInput::inputs`]), a permutation of the wrong length, conflicting
-/// permutation choices.
+/// permutation choices, requests over `ctx.limits`.
 pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceReport> {
     let a = &req.input;
     let chosen = req.perm.is_some() as u8 + req.exhaustive as u8 + req.samples.is_some() as u8;
@@ -158,7 +203,18 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
             "at most one of --perm, --exhaustive, --samples",
         ));
     }
-    let inputs = a.inputs(ctx)?;
+    let spec = a.prepare(ctx)?;
+    let (n, d) = spec.shape()?;
+    let count = permutation_count(req, n);
+    budget_for(n, d, a.heads, count).check(
+        format!(
+            "{} over {count} permutation{}",
+            a.describe(n, d, "an equivariance check"),
+            if count == 1 { "" } else { "s" }
+        ),
+        &ctx.limits,
+    )?;
+    let inputs = spec.build()?;
     let n = inputs.x.nrows();
     let spec = a.spec(req.layer, req.readout);
     let perm_seed = req.perm_seed.unwrap_or(a.seed);
@@ -170,7 +226,9 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
     };
     let perms = choice.permutations(n)?;
     ctx.check_cancelled("equivariance check")?;
-    let result = experiment::symmetry(&spec, &inputs, &perms, a.dtype)?;
+    let result = experiment::symmetry_with(&spec, &inputs, &perms, a.dtype, &|| {
+        ctx.check_cancelled("equivariance check")
+    })?;
     let note = perms
         .iter()
         .all(Permutation::is_identity)

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::value::{Count, List};
 use super::Context;
 use crate::lab::{self, LabConfig};
+use crate::limits::{self, Budget};
 use crate::Result;
 
 pub use crate::lab::LabReport;
@@ -40,6 +41,21 @@ impl Default for LabRequest {
     }
 }
 
+/// What the lab needs for m frequencies and a context of L: the resolution scan of the set
+/// (at most `L·m` phases, each a reduction and a comparison) and the margin curve (`4096·m`
+/// phases); everything else is a fixed, small computation.
+pub fn budget(req: &LabRequest) -> Budget {
+    let m = limits::u(req.omegas.0.len()).max(1);
+    // A fixed-point phase update and its comparison (the scan of `spectrum::resolve`).
+    let phase = 1;
+    let ops = limits::product(&[req.context.get(), m, phase]).saturating_add(limits::product(&[
+        crate::lab::MAX_MARGIN_CURVE,
+        m,
+        phase,
+    ]));
+    Budget::new(limits::product(&[m, 64]).saturating_add(1 << 20), ops)
+}
+
 /// Runs the lab.
 ///
 /// # Errors
@@ -47,6 +63,14 @@ impl Default for LabRequest {
 /// cancellation.
 pub fn run(req: &LabRequest, ctx: &Context) -> Result<LabReport> {
     ctx.check_cancelled("lab")?;
+    budget(req).check(
+        format!(
+            "lab with {} frequencies and --context {}",
+            req.omegas.0.len(),
+            req.context
+        ),
+        &ctx.limits,
+    )?;
     (ctx.progress)("lab", 0.0);
     let report = lab::run(&LabConfig {
         omega: req.omega.clone(),

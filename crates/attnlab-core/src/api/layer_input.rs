@@ -6,6 +6,7 @@ use super::value::BlocksSource;
 use super::Context;
 use crate::attention::Mask;
 use crate::layer::{InputSpec, Inputs, LayerKind, LayerSpec, PosKind, Readout};
+use crate::limits::{self, Budget};
 use crate::rng::RngKind;
 use crate::{Dtype, Error, Result};
 
@@ -66,12 +67,61 @@ impl LayerInput {
         self.index_scale.unwrap_or(DEFAULT_INDEX_SCALE)
     }
 
-    /// Validates the options and draws / loads the inputs.
+    /// Validates the options and draws / loads the inputs (checked against the budget of one
+    /// forward pass).
     ///
     /// # Errors
     /// A non-finite or ignored `index_scale`, a dtype other than f32/f64, unreadable blocks, and
     /// everything [`InputSpec::build`] refuses.
     pub fn inputs(&self, ctx: &Context) -> Result<Inputs> {
+        let spec = self.prepare(ctx)?;
+        let (n, d) = spec.shape()?;
+        forward_budget(n, d, self.heads)
+            .check(self.describe(n, d, "a forward pass"), &ctx.limits)?;
+        spec.build()
+    }
+
+    /// The request's (n, d) as far as it can be known without reading a file: the text's
+    /// token count and table width, inline blocks' shapes, the options, the defaults (a block
+    /// file's shapes are checked again once its headers are read, see [`InputSpec::shape`]).
+    pub fn declared_shape(&self) -> (usize, usize) {
+        let inline = match &self.blocks {
+            Some(BlocksSource::Inline(b)) => Some(b),
+            _ => None,
+        };
+        let dims = |name: &str| {
+            inline
+                .and_then(|b| b.arrays.get(name))
+                .map(|rows| (rows.len(), rows.first().map_or(0, Vec::len)))
+        };
+        if let Some(t) = &self.text {
+            let width = dims("E").map_or(2, |(_, c)| c);
+            return (t.split_whitespace().count(), self.dim.unwrap_or(width));
+        }
+        if let Some((r, c)) = dims("X") {
+            return (r, c);
+        }
+        (
+            self.n.unwrap_or(4),
+            self.dim.or(dims("Wq").map(|(r, _)| r)).unwrap_or(4),
+        )
+    }
+
+    /// `"{what} with n = …, d = …, k heads"`, for limit messages.
+    pub fn describe(&self, n: usize, d: usize, what: &str) -> String {
+        let heads = self.heads;
+        format!(
+            "{what} with n = {n}, d = {d}, {heads} head{}",
+            if heads == 1 { "" } else { "s" }
+        )
+    }
+
+    /// Validates the options and loads the blocks (through the input gate, within
+    /// `ctx.limits`), giving the spec the inputs are built from.
+    ///
+    /// # Errors
+    /// See [`LayerInput::inputs`].
+    pub fn prepare(&self, ctx: &Context) -> Result<InputSpec> {
         self.dtype.require_layer()?;
         if let Some(scale) = self.index_scale {
             if !scale.is_finite() {
@@ -90,10 +140,10 @@ impl LayerInput {
             }
         }
         let blocks = match &self.blocks {
-            Some(b) => Some(b.load(ctx.allow_files)?),
+            Some(b) => Some(b.load_in(ctx)?),
             None => None,
         };
-        InputSpec {
+        Ok(InputSpec {
             n: self.n,
             dim: self.dim,
             text: self.text.clone(),
@@ -101,8 +151,7 @@ impl LayerInput {
             seed: self.seed,
             rng: self.rng,
             blocks,
-        }
-        .build()
+        })
     }
 
     /// The layer under test: `kind` with these positions and mask, read out by `readout`.
@@ -116,4 +165,29 @@ impl LayerInput {
             ..LayerSpec::default()
         }
     }
+}
+
+/// The inputs of a run (X, the projections, the RNN's weights, in f64) and the layer's copies in
+/// its dtype: `8·(2·n·d + 10·d²)` bytes.
+pub fn inputs_bytes(n: usize, d: usize) -> u64 {
+    let (n, d) = (limits::u(n), limits::u(d));
+    limits::matrices(2, n, d).saturating_add(limits::matrices(10, d, d))
+}
+
+/// One forward pass of attention on an n × d input with `heads` heads, every head's weights
+/// kept:
+///
+/// * memory: Q, K, V, the concatenated heads and the output (`5·n·d` values) and each head's
+///   scores and weights (`2·heads·n²`), 8 bytes each;
+/// * operations: the projections and the output projection `2·n·d²·4`, the scores and the
+///   weighted sums `2·n²·d` each, the softmax `heads·n²·(TRANSCENDENTAL + 3)`, the rotary or
+///   additive positions `n·d·(2·TRANSCENDENTAL + 6)`.
+pub fn forward_budget(n: usize, d: usize, heads: usize) -> Budget {
+    let (n, d, h) = (limits::u(n), limits::u(d), limits::u(heads));
+    let bytes = limits::matrices(5, n, d).saturating_add(limits::matrices(2 * h, n, n));
+    let ops = limits::product(&[8, n, d, d])
+        .saturating_add(limits::product(&[4, n, n, d]))
+        .saturating_add(limits::product(&[h, n, n, limits::TRANSCENDENTAL + 3]))
+        .saturating_add(limits::product(&[n, d, 2 * limits::TRANSCENDENTAL + 6]));
+    Budget::new(bytes.saturating_add(limits::matrices(10, d, d)), ops)
 }

@@ -17,6 +17,7 @@
 //! ```
 
 pub mod attend;
+pub mod check;
 pub mod claims;
 pub mod embed;
 pub mod equivariance;
@@ -32,6 +33,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 
 use crate::chart::Chart;
+use crate::limits::{Budget, Limits};
 use crate::{Error, Result};
 
 /// What a command concluded: the checked property holds (exit code 0) or fails (exit code 1).
@@ -78,6 +80,10 @@ pub struct Context<'a> {
     pub cancel: Option<&'a AtomicBool>,
     /// Whether requests may name files to read (`blocks`, `config`). The web server says no.
     pub allow_files: bool,
+    /// The work, memory and file-size limits every request is checked against before it
+    /// allocates anything (see [`crate::limits`]; each command's `budget` function gives the
+    /// estimate).
+    pub limits: Limits,
 }
 
 impl Default for Context<'_> {
@@ -86,6 +92,7 @@ impl Default for Context<'_> {
             progress: &|_, _| {},
             cancel: None,
             allow_files: true,
+            limits: Limits::default(),
         }
     }
 }
@@ -238,7 +245,7 @@ impl Request {
                 Error::invalid(
                     format!("{command} request"),
                     crate::present::text::shorten(&e.to_string()),
-                    "the fields documented by `attnlab <command> --help`",
+                    format!("the fields documented by `attnlab {command} --help`"),
                 )
             })
         }
@@ -310,6 +317,27 @@ impl Report {
 /// Bad input, unreadable files, requests over the limits.
 pub fn run(request: &Request) -> Result<Report> {
     run_with(request, &Context::default())
+}
+
+/// What `request` asks for, estimated from the request alone (before any file is read): its
+/// peak memory and operation count. [`run_with`] refuses a request whose budget exceeds
+/// `ctx.limits`; inputs read from files are checked again against the shapes their headers
+/// declare, before their data is read.
+pub fn budget(request: &Request) -> Budget {
+    match request {
+        Request::Attend(r) => attend::budget(r),
+        Request::Equivariance(r) => equivariance::budget(r),
+        Request::Lab(r) => lab::budget(r),
+        Request::Claims(_) => Budget::default(),
+        Request::Embed(r) => embed::budget(r),
+        Request::Predict(r) => predict::budget(r),
+        Request::Session(_) => Budget::default(),
+        Request::RopeIdentity(r) => rope::identity::budget(r),
+        Request::RopeScore(r) => rope::score::budget(r),
+        Request::RopePeriod(_) => Budget::default(),
+        Request::RopeResolve(r) => rope::resolve::budget(r),
+        Request::RopeAudit(r) => rope::audit::budget(r),
+    }
 }
 
 /// Runs one request.

@@ -198,35 +198,57 @@ impl BlocksSource {
     /// # Errors
     /// A path when files are not allowed; unreadable or malformed blocks.
     pub fn load(&self, allow_files: bool) -> Result<Blocks> {
+        self.load_with(allow_files, &crate::limits::Limits::default())
+    }
+
+    /// Loads the blocks within `limits` (paths through the input gate, [`Blocks::load_with`];
+    /// inline matrices checked for shape, finiteness and memory).
+    ///
+    /// # Errors
+    /// See [`BlocksSource::load`]; blocks over the limits.
+    pub fn load_in(&self, ctx: &super::Context) -> Result<Blocks> {
+        self.load_with(ctx.allow_files, &ctx.limits)
+    }
+
+    fn load_with(&self, allow_files: bool, limits: &crate::limits::Limits) -> Result<Blocks> {
         match self {
             BlocksSource::Path(p) if !allow_files => Err(Error::invalid(
                 "blocks",
                 crate::present::text::shorten(&p.display().to_string()),
                 "inline matrices here (this front end reads no files a request names)",
             )),
-            BlocksSource::Path(p) => Blocks::load(p),
+            BlocksSource::Path(p) => Blocks::load_with(p, limits),
             BlocksSource::Inline(inline) => {
                 let mut blocks = Blocks {
                     vocab: inline.vocab.clone(),
                     ..Blocks::default()
                 };
+                let values: usize = inline.arrays.values().flatten().map(Vec::len).sum();
+                limits.check_memory(
+                    "the inline blocks",
+                    crate::limits::matrices(1, crate::limits::u(values), 1),
+                )?;
                 for (name, rows) in &inline.arrays {
                     let r = rows.len();
                     let c = rows.first().map_or(0, Vec::len);
                     if rows.iter().any(|row| row.len() != c) || r == 0 || c == 0 {
+                        let lengths: Vec<String> =
+                            rows.iter().map(|r| r.len().to_string()).take(8).collect();
                         return Err(Error::shape(
-                            format!("block {name}"),
+                            format!("block {}", crate::present::text::shorten(name)),
                             "a non-empty rectangular matrix (rows of equal length)",
                             format!(
-                                "{r} rows of lengths {:?}",
-                                rows.iter().map(Vec::len).take(8).collect::<Vec<_>>()
+                                "{r} row{} of lengths {}{}",
+                                if r == 1 { "" } else { "s" },
+                                lengths.join(", "),
+                                if r > 8 { ", …" } else { "" }
                             ),
                         ));
                     }
                     let flat: Vec<f64> = rows.iter().flatten().copied().collect();
                     if let Some(bad) = flat.iter().find(|v| !v.is_finite()) {
                         return Err(Error::invalid(
-                            format!("block {name}"),
+                            format!("block {}", crate::present::text::shorten(name)),
                             bad,
                             "finite numbers",
                         ));

@@ -293,7 +293,7 @@ impl Omega {
         let bad = |why: &str| {
             Error::invalid(
                 "frequency",
-                format!("{text:?} ({why})"),
+                format!("\"{}\" ({why})", crate::present::text::shorten(text)),
                 "an expression like pi/2, 2*pi/7, 0.25 or pi*3/8",
             )
         };
@@ -355,18 +355,20 @@ impl Omega {
                 .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | '+' | '-'))
             {
                 return Err(bad(&format!(
-                    "{coef:?} is not a number or pi; only *, / and a leading sign are allowed"
+                    "{} is not a number or pi; only *, / and a leading sign are allowed",
+                    factor_text(&coef)
                 )));
             }
             let x: f64 = coef
                 .parse()
-                .map_err(|_| bad(&format!("{coef:?} is not a number")))?;
+                .map_err(|_| bad(&format!("{} is not a number", factor_text(&coef))))?;
             if !x.is_finite() {
-                return Err(bad(&format!("{coef:?} is too large")));
+                return Err(bad(&format!("{} is too large", factor_text(&coef))));
             }
             if x == 0.0 {
                 return Err(bad(&format!(
-                    "the factor {coef:?} is zero; a frequency must be non-zero"
+                    "{} is zero; a frequency must be non-zero",
+                    factor_text(&coef)
                 )));
             }
             value = if div { value / x } else { value * x };
@@ -412,6 +414,16 @@ impl Omega {
     }
 }
 
+/// A factor of an expression for its error message: quoted when short; a long one is already
+/// shown (shortened) as the expression.
+fn factor_text(coef: &str) -> String {
+    if coef.chars().count() <= 24 {
+        format!("the factor \"{}\"", crate::present::text::shorten(coef))
+    } else {
+        "a factor".into()
+    }
+}
+
 /// Parses a comma-separated list of frequency expressions (`pi/2,pi/3`).
 ///
 /// # Errors
@@ -421,7 +433,7 @@ pub fn parse_omega_list(text: &str) -> Result<Vec<Omega>> {
     if text.trim().is_empty() {
         return Err(Error::invalid(
             "frequency list",
-            format!("{text:?}"),
+            format!("\"{}\"", crate::present::text::shorten(text)),
             "one or more expressions separated by commas, e.g. pi/2,pi/3",
         ));
     }
@@ -442,7 +454,11 @@ pub fn parse_omega_list(text: &str) -> Result<Vec<Omega>> {
             if s.trim().is_empty() {
                 Err(Error::invalid(
                     "frequency list",
-                    format!("{text:?} (element {} is empty)", i + 1),
+                    format!(
+                        "\"{}\" (element {} is empty)",
+                        crate::present::text::shorten(text),
+                        i + 1
+                    ),
                     "expressions separated by single commas, without a trailing comma, e.g. pi/2,pi/3",
                 ))
             } else {

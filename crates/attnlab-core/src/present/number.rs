@@ -1,4 +1,4 @@
-//! The one number formatter. Every number a front end shows goes through [`format`]:
+//! The one number formatter. Every number a front end shows goes through [`format()`]:
 //! plain decimal notation for magnitudes in [10⁻⁴, 10⁹), scientific notation outside, never a
 //! trailing `.0`, never `-0`, and `inf`/`NaN` spelled out.
 
@@ -140,6 +140,46 @@ pub fn decimals(x: f64, places: u8) -> String {
 /// Shorthand for [`Style::Scientific`] with 4 significant digits (errors and tolerances).
 pub fn sci(x: f64) -> String {
     format(x, Style::Scientific(4))
+}
+
+/// A size in bytes with a binary unit, to 3 significant digits: `512 bytes`, `1.5 KiB`,
+/// `1 GiB`, `74 PiB` (limits and estimates in messages).
+///
+/// ```
+/// use attnlab_core::present::number::bytes;
+/// assert_eq!(bytes(512), "512 bytes");
+/// assert_eq!(bytes(1536), "1.5 KiB");
+/// assert_eq!(bytes(1 << 30), "1 GiB");
+/// assert_eq!(bytes(u64::MAX), "16 EiB");
+/// ```
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if n < 1024 {
+        return format!("{n} byte{}", if n == 1 { "" } else { "s" });
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{} {}", sig(v, 3), UNITS[unit])
+}
+
+/// A count of operations (work estimates in messages): plain below 10⁶, else to 2
+/// significant digits in scientific notation (`3.4e10`).
+///
+/// ```
+/// use attnlab_core::present::number::ops;
+/// assert_eq!(ops(4096), "4096");
+/// assert_eq!(ops(34_359_738_368), "3.4e10");
+/// ```
+pub fn ops(n: u64) -> String {
+    if n < 1_000_000 {
+        n.to_string()
+    } else {
+        format(n as f64, Style::Scientific(2))
+    }
 }
 
 /// An f32 value shortest-round-trip in f32 (so `0.1f32` shows `0.1`, not `0.10000000149011612`).

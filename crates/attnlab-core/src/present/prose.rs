@@ -3,6 +3,8 @@
 //! The course commands' sentences are in [`course`].
 
 pub mod course;
+pub mod rope;
+pub mod session;
 
 use super::number::{sci, short};
 
@@ -47,6 +49,11 @@ pub fn diagnosis(conclusion: crate::experiment::Conclusion, ratio: f64, eps_rati
             super::number::sig(ratio, 4),
             super::number::format(eps_ratio, super::number::Style::Scientific(3))
         ),
+        Conclusion::RoundOff if ratio < 1.0 => format!(
+            "the f32 error is no larger than the f64 error (ratio {}) and the f64 error stays below {} × the f64 tolerance: floating-point round-off (or a layer that computes in f64 whatever its input), not structure",
+            super::number::sig(ratio, 4),
+            super::number::short(crate::experiment::Diagnosis::STRUCTURE_FACTOR)
+        ),
         Conclusion::RoundOff => format!(
             "the error falls from f32 to f64 by {} (eps ratio {}; ∞ when f64 is exact): it is floating-point round-off, not structure",
             super::number::sig(ratio, 4),
@@ -54,5 +61,38 @@ pub fn diagnosis(conclusion: crate::experiment::Conclusion, ratio: f64, eps_rati
         ),
     }
 }
-pub mod rope;
-pub mod session;
+
+/// Why a caller's layer has no f32/f64 diagnosis: it failed on the `other` precision's copy of X.
+pub fn diagnosis_unavailable(other: crate::Dtype, error: &crate::Error) -> String {
+    let name = match other {
+        crate::Dtype::F32 => "float32",
+        crate::Dtype::F64 => "float64",
+        d => d.name(),
+    };
+    format!(
+        "the layer failed on the {name} copy of X, so round-off cannot be told from structure by comparing precisions ({error})"
+    )
+}
+
+/// The note of a check whose negative control did not break.
+pub fn negative_control_held() -> String {
+    "the negative control did not break: f(X + P) with the index signal P = p·1.0 is still symmetric, so f removes a per-row constant (LayerNorm or mean-centring first) or does not depend on its input that way; this check's verdict is no evidence that f would notice such a positional signal".into()
+}
+
+/// The title of a check's difference heat map: left − right-hand side, short enough to share
+/// one line with the scale note.
+pub fn difference_title(property: crate::symmetry::Property, dtype: crate::Dtype) -> String {
+    let sides = match property {
+        crate::symmetry::Property::Invariance => "R(f(ΠH)) − R(f(H))",
+        crate::symmetry::Property::PrefixInvariance => "f(Π_<t H)[t..] − f(H)[t..]",
+        crate::symmetry::Property::WeightEquivariance => "A(ΠH) − Π A(H) Πᵀ",
+        _ => "f(ΠH) − Π f(H)",
+    };
+    format!("{sides}, worst permutation ({dtype})")
+}
+
+/// What the colours of a difference heat map are relative to: full colour at ± the larger of
+/// the largest difference and the tolerance.
+pub fn difference_scale_note(max: f64) -> String {
+    format!("full colour at ±{}", sci(max))
+}

@@ -30,3 +30,64 @@ pub fn shorten(s: &str) -> String {
     }
     out
 }
+
+/// The most characters of a path a message repeats (the end, where the file's name is, is kept).
+pub const MAX_PATH_ECHO: usize = 160;
+
+/// A path for a one-line message: control characters escaped, and when longer than
+/// [`MAX_PATH_ECHO`] characters, its end (the file's name) kept after a `…`.
+///
+/// ```
+/// use attnlab_core::present::text::shorten_path;
+/// use std::path::Path;
+/// assert_eq!(shorten_path(Path::new("/tmp/a\nb.json")), "/tmp/a\\nb.json");
+/// let long = format!("/{}/config.json", "d".repeat(500));
+/// let s = shorten_path(Path::new(&long));
+/// assert!(s.starts_with('…') && s.ends_with("/config.json") && s.chars().count() <= 161);
+/// ```
+pub fn shorten_path(p: &std::path::Path) -> String {
+    let text = p.display().to_string();
+    let mut escaped = String::new();
+    for c in text.chars() {
+        if c.is_control() {
+            escaped.extend(c.escape_default());
+        } else {
+            escaped.push(c);
+        }
+    }
+    let total = escaped.chars().count();
+    if total <= MAX_PATH_ECHO {
+        return escaped;
+    }
+    let tail: String = escaped.chars().skip(total - MAX_PATH_ECHO).collect();
+    format!("…{tail}")
+}
+
+/// The most characters of another library's error message a message repeats.
+pub const MAX_REASON: usize = 160;
+
+/// Another library's error message (a JSON, TOML, zip or safetensors parser's) for a one-line
+/// message: control characters escaped, cut to [`MAX_REASON`] characters with a `…`. Those
+/// messages may list every accepted variant or echo the input.
+///
+/// ```
+/// use attnlab_core::present::text::clip;
+/// assert_eq!(clip("EOF at line 1"), "EOF at line 1");
+/// assert!(clip(&"x".repeat(500)).ends_with('…'));
+/// assert_eq!(clip(&"x".repeat(500)).chars().count(), 161);
+/// ```
+pub fn clip(reason: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in reason.chars().enumerate() {
+        if i == MAX_REASON {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}

@@ -197,13 +197,24 @@ impl AnswerSheet {
     pub fn parse(text: &str, syntax: Syntax, source: impl AsRef<Path>) -> Result<AnswerSheet> {
         let source = source.as_ref();
         let from_toml = |t: &str| -> Result<Value> {
-            let v: toml::Value = toml::from_str(t)
-                .map_err(|e| Error::io(source, format!("invalid TOML: {}", e.message())))?;
+            let v: toml::Value = toml::from_str(t).map_err(|e| {
+                Error::io(
+                    source,
+                    format!("invalid TOML: {}", crate::present::text::clip(e.message())),
+                )
+            })?;
             serde_json::to_value(v).map_err(|e| Error::io_source(source, e))
         };
         let value = match syntax {
-            Syntax::Json => serde_json::from_str(text)
-                .map_err(|e| Error::io(source, format!("invalid JSON: {e}")))?,
+            Syntax::Json => serde_json::from_str(text).map_err(|e| {
+                Error::io(
+                    source,
+                    format!(
+                        "invalid JSON: {}",
+                        crate::present::text::clip(&e.to_string())
+                    ),
+                )
+            })?,
             Syntax::Toml => from_toml(text)?,
             Syntax::Either => match serde_json::from_str(text) {
                 Ok(v) => v,
@@ -218,7 +229,16 @@ impl AnswerSheet {
     /// # Errors
     /// Unreadable or malformed files, entries that are neither an answer nor a table with one.
     pub fn load(path: &Path) -> Result<AnswerSheet> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io_source(path, e))?;
+        Self::load_with(path, &crate::limits::Limits::default())
+    }
+
+    /// [`AnswerSheet::load`] through the input gate: a regular file of at most
+    /// `limits.max_file_bytes` bytes ([`crate::files`]).
+    ///
+    /// # Errors
+    /// See [`AnswerSheet::load`]; FIFOs, devices, files over the cap.
+    pub fn load_with(path: &Path, limits: &crate::limits::Limits) -> Result<AnswerSheet> {
+        let text = crate::files::read_text(path, limits)?;
         Self::parse(&text, Syntax::of(path), path)
     }
 

@@ -368,7 +368,14 @@ impl Session {
                     Error::invalid(
                         "step id in the answers",
                         crate::present::text::shorten(id),
-                        format!("one of {}", self.ids().join(", ")),
+                        {
+                            let ids = self.ids();
+                            format!(
+                                "one of the {} step ids ({}, …; `attnlab session --list` lists them)",
+                                ids.len(),
+                                ids.iter().take(3).copied().collect::<Vec<_>>().join(", ")
+                            )
+                        },
                     )
                 })?;
                 Ok((id.clone(), self.prepare(i, entry)?))

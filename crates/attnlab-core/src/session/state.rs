@@ -7,12 +7,150 @@
 //! [`super::Evidence::Recorded`]. The web lab stores the same JSON ([`State::from_json`],
 //! [`State::to_json`]).
 
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use super::engine::{Step, StepRecord};
+use crate::files;
+use crate::limits::Limits;
 use crate::{Error, Result};
+
+/// How long a save waits for another run's lock before giving up.
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The file a (possibly symbolic) path names: links are followed, relative ones from their
+/// own directory, at most 40 deep. The file need not exist.
+///
+/// # Errors
+/// A loop of links, or a link that cannot be read.
+pub fn real_target(path: &Path) -> Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let link = std::fs::read_link(&p).map_err(|e| Error::io_source(&p, e))?;
+                p = match p.parent() {
+                    Some(dir) if link.is_relative() => dir.join(link),
+                    _ => link,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(Error::io(path, "more than 40 levels of symbolic links"))
+}
+
+/// The lock file of a state file: `<file>.lock` beside it (it stays, empty, after a save).
+fn lock_path(target: &Path) -> PathBuf {
+    let mut name = target.file_name().unwrap_or_default().to_os_string();
+    name.push(".lock");
+    target.with_file_name(name)
+}
+
+/// Takes the exclusive writer lock of `target`, waiting at most [`LOCK_TIMEOUT`].
+fn lock(target: &Path) -> Result<std::fs::File> {
+    if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::write_source(dir, e))?;
+    }
+    let path = lock_path(target);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| Error::write_source(&path, e))?;
+    let start = Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::write(
+                    target,
+                    format!(
+                        "another attnlab run has held its lock ({}) for {} s",
+                        crate::present::text::shorten_path(&path),
+                        LOCK_TIMEOUT.as_secs()
+                    ),
+                ))
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::write_source(&path, e)),
+        }
+    }
+}
+
+/// A temporary file name in `target`'s directory no other writer uses: the target's name, the
+/// process id, the time and a counter.
+fn temp_path(target: &Path) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut name = std::ffi::OsString::from(".");
+    name.push(target.file_name().unwrap_or_default());
+    name.push(format!(
+        ".{}.{nanos}.{}.tmp",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    target.with_file_name(name)
+}
+
+/// Under the lock of the real file `path` names: reads the state saved there now (`None` when
+/// there is none), asks `next` for the state to write, and writes it through a unique
+/// temporary file renamed over the target.
+fn write_locked(
+    path: &Path,
+    read_current: bool,
+    next: impl FnOnce(Option<State>) -> Result<State>,
+) -> Result<()> {
+    let target = real_target(path)?;
+    let _lock = lock(&target)?;
+    let found = if read_current {
+        files::read_text(&target, &Limits::default())
+    } else {
+        Err(Error::io_source(
+            &target,
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        ))
+    };
+    let current = match found {
+        Ok(t) => Some(State::from_json(&t, &target).map_err(|e| {
+            Error::write(
+                &target,
+                format!("it holds something other than a saved session, left as it is ({e}); move it away or use --reset"),
+            )
+        })?),
+        Err(e) if e.kind() == crate::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let state = next(current)?;
+    let tmp = temp_path(&target);
+    let written = (|| -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        if let Ok(meta) = std::fs::metadata(&target) {
+            f.set_permissions(meta.permissions())?;
+        }
+        f.write_all(state.to_json().as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &target)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::write_source(&target, e));
+    }
+    Ok(())
+}
 
 /// The state format this version reads and writes.
 pub const STATE_VERSION: u32 = 1;
@@ -57,7 +195,10 @@ impl State {
         let state: State = serde_json::from_str(text).map_err(|e| {
             Error::io(
                 source,
-                format!("not an attnlab session state file ({e}); start over with --reset"),
+                format!(
+                    "not an attnlab session state file ({}); start over with --reset",
+                    crate::present::text::clip(&e.to_string())
+                ),
             )
         })?;
         state.check_version(source)?;
@@ -92,25 +233,69 @@ impl State {
     /// # Errors
     /// An unreadable file, or one that is not a state file of this version.
     pub fn load(path: &Path) -> Result<State> {
-        match std::fs::read_to_string(path) {
+        Self::load_with(path, &Limits::default())
+    }
+
+    /// [`State::load`] through the input gate ([`crate::files`]): a regular file (symbolic
+    /// links followed) of at most `limits.max_file_bytes` bytes; a missing file is a fresh
+    /// start.
+    ///
+    /// # Errors
+    /// See [`State::load`]; FIFOs, devices, files over the cap.
+    pub fn load_with(path: &Path, limits: &Limits) -> Result<State> {
+        match files::read_text(path, limits) {
             Ok(t) => Self::from_json(&t, path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State::default()),
-            Err(e) => Err(Error::io_source(path, e)),
+            Err(e) if e.kind() == crate::ErrorKind::NotFound => Ok(State::default()),
+            Err(e) => Err(e),
         }
     }
 
-    /// Writes the state (creating the directory), via a temporary file and a rename so an
-    /// interrupted write never leaves half a file.
+    /// Saves the state without ever losing a saved record: under the writer lock, the records
+    /// of the file as it is now (another run may have added some) that this state lacks are
+    /// kept, then the union is written (see [`State::save_replacing`] for how).
     ///
     /// # Errors
-    /// The file cannot be written.
+    /// The file cannot be locked, read or written, or it holds something that is not a state
+    /// file of this version (it is then left as it is).
     pub fn save(&self, path: &Path) -> Result<()> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| Error::write_source(dir, e))?;
+        write_locked(path, true, |current| {
+            let mut merged = self.clone();
+            if let Some(on_disk) = current {
+                for r in on_disk.records {
+                    if !merged.done(&r.id) {
+                        merged.records.push(r);
+                    }
+                }
+            }
+            Ok(merged)
+        })
+    }
+
+    /// Replaces the saved state by this one (`--reset`: the user asked to forget). Like
+    /// [`State::save`]: symbolic links are followed to the real file, which is replaced
+    /// atomically by a uniquely named temporary file in its own directory (an interrupted or
+    /// failed write leaves the old file whole), under an exclusive lock on `<file>.lock` so
+    /// concurrent runs never interleave.
+    ///
+    /// # Errors
+    /// The file cannot be locked or written.
+    pub fn save_replacing(&self, path: &Path) -> Result<()> {
+        write_locked(path, false, |_| Ok(self.clone()))
+    }
+
+    /// Forgets the saved progress: removes the real file a (possibly symbolic) path names,
+    /// under the writer lock. A missing file is not an error.
+    ///
+    /// # Errors
+    /// The file cannot be locked or removed.
+    pub fn remove(path: &Path) -> Result<()> {
+        let target = real_target(path)?;
+        let _lock = lock(&target)?;
+        match std::fs::remove_file(&target) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::write_source(&target, e)),
         }
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, self.to_json()).map_err(|e| Error::write_source(&tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::write_source(path, e))
     }
 
     /// Whether step `id` is finished.
@@ -195,5 +380,106 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("version 2 (expected 1)"));
+    }
+
+    fn record(i: usize, answer: bool) -> StepRecord {
+        let all = steps();
+        let set = all[i].settings(&BTreeMap::new()).unwrap();
+        all[i].evaluate(&set, &Answer::YesNo(answer)).unwrap()
+    }
+
+    fn yes_no_steps() -> Vec<usize> {
+        // Steps whose answer is yes/no (the first, embedding_dim, is one).
+        steps()
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                s.evaluate(&s.settings(&BTreeMap::new()).unwrap(), &Answer::YesNo(true))
+                    .is_ok()
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    fn leftovers(dir: &Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect()
+    }
+
+    #[test]
+    fn a_save_from_a_stale_state_keeps_what_another_run_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let ids = yes_no_steps();
+        let mut a = State::default();
+        a.record(record(ids[0], true));
+        a.save(&path).unwrap();
+        // Another run, started from an empty state, saves a different step: both are kept.
+        let mut b = State::default();
+        b.record(record(ids[1], false));
+        b.save(&path).unwrap();
+        let back = State::load(&path).unwrap();
+        assert!(back.done(steps()[ids[0]].id) && back.done(steps()[ids[1]].id));
+        // --reset replaces.
+        State::default().save_replacing(&path).unwrap();
+        assert!(State::load(&path).unwrap().records.is_empty());
+        // A file that is not a state is never overwritten by a save.
+        std::fs::write(&path, "my notes").unwrap();
+        let e = a.save(&path).unwrap_err().to_string();
+        assert!(e.contains("left as it is"), "{e}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "my notes");
+        assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn saving_through_a_symlink_writes_the_real_file_and_keeps_the_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let real_dir = dir.path().join("real");
+        std::fs::create_dir(&real_dir).unwrap();
+        let real = real_dir.join("progress.json");
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink("real/progress.json", &link).unwrap();
+        let ids = yes_no_steps();
+        let mut first = State::default();
+        first.record(record(ids[0], true));
+        first.save(&real).unwrap();
+        let mut second = State::default();
+        second.record(record(ids[1], true));
+        second.save(&link).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let back = State::load(&real).unwrap();
+        assert_eq!(back.records.len(), 2, "the target's records were kept");
+        assert!(leftovers(&real_dir).is_empty() && leftovers(dir.path()).is_empty());
+        State::remove(&link).unwrap();
+        assert!(!real.exists() && std::fs::symlink_metadata(&link).is_ok());
+    }
+
+    #[test]
+    fn concurrent_writers_never_lose_a_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let ids = yes_no_steps();
+        std::thread::scope(|s| {
+            for (k, &i) in ids.iter().enumerate() {
+                let path = &path;
+                s.spawn(move || {
+                    for round in 0..5 {
+                        let mut st = State::default();
+                        st.record(record(i, (k + round) % 2 == 0));
+                        st.save(path).unwrap();
+                    }
+                });
+            }
+        });
+        let back = State::load(&path).unwrap();
+        assert_eq!(back.records.len(), ids.len());
+        assert!(leftovers(dir.path()).is_empty());
     }
 }

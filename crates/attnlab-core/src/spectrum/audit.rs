@@ -175,7 +175,7 @@ impl Default for AuditOptions {
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditReport {
     /// What the audit found, as typed facts (the verdict sentence is written from these by
-    /// [`crate::present::prose::audit_verdict`]).
+    /// [`crate::present::prose::rope::audit_verdict`]).
     pub findings: AuditFindings,
     /// Where the frequencies came from.
     pub source: String,

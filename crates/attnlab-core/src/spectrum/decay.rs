@@ -205,6 +205,7 @@ pub fn decay(ws: &[f64], context: u64, samples: usize) -> Result<Decay> {
         let (lo, hi) = (256f64.ln(), ((context - 1) as f64).ln());
         for i in 0..=k {
             let m = (lo + (hi - lo) * i as f64 / k as f64).exp().round() as u64;
+            // Cannot fail: marks holds 0..257 here (context > 257).
             if *marks.last().unwrap() < m && m < context {
                 marks.push(m);
             }

@@ -425,27 +425,7 @@ pub fn identity_check(
     trials: usize,
     max_shift: u64,
 ) -> Result<IdentityReport> {
-    if trials == 0 {
-        return Err(Error::invalid(
-            "trials",
-            0,
-            "a positive number of random trials",
-        ));
-    }
-    if trials > MAX_TRIALS {
-        return Err(Error::invalid(
-            "trials",
-            trials,
-            format!("at most {MAX_TRIALS} random trials (the worst case settles long before)"),
-        ));
-    }
-    if max_shift == 0 || max_shift > MAX_POSITION {
-        return Err(Error::invalid(
-            "max shift",
-            max_shift,
-            "an integer in 1..=2^40 (|m·ω/2π| must stay far below 2^52 for an accurate reference phase)",
-        ));
-    }
+    check_options(trials, max_shift)?;
     let omegas = &freqs.inv_freq;
     let p = omegas.len();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -486,6 +466,36 @@ pub fn identity_check(
         max_shift,
         invariance_cases: n_cases,
     })
+}
+
+/// The range checks of [`identity_check`]'s options, without running it (so a request's work
+/// budget is checked after them, and their messages name the option).
+///
+/// # Errors
+/// `trials` not in 1..=[`MAX_TRIALS`]; `max_shift` not in 1..=2⁴⁰.
+pub fn check_options(trials: usize, max_shift: u64) -> Result<()> {
+    if trials == 0 {
+        return Err(Error::invalid(
+            "trials",
+            0,
+            "a positive number of random trials",
+        ));
+    }
+    if trials > MAX_TRIALS {
+        return Err(Error::invalid(
+            "trials",
+            trials,
+            format!("at most {MAX_TRIALS} random trials (the worst case settles long before)"),
+        ));
+    }
+    if max_shift == 0 || max_shift > MAX_POSITION {
+        return Err(Error::invalid(
+            "max shift",
+            max_shift,
+            "an integer in 1..=2^40 (|m·ω/2π| must stay far below 2^52 for an accurate reference phase)",
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

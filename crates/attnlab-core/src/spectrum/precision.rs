@@ -157,6 +157,7 @@ fn row_keys(freqs: &RotaryFrequencies, dtypes: &[Dtype], lo: u64, out: &mut [&mu
             };
             for (i, &d) in dtypes.iter().enumerate() {
                 let (ec, es) = match d {
+                    // Cannot fail: need64 is true whenever dtypes contains F64.
                     Dtype::F64 => e64.expect("computed when f64 is requested"),
                     Dtype::F32 | Dtype::Bf16 | Dtype::F16 => {
                         (d.round_f32(c32).to_bits(), d.round_f32(s32).to_bits())

@@ -299,12 +299,19 @@ fn max_abs<T: Real>(a: &Array2<T>) -> f64 {
 /// Rejects non-finite layer outputs: an overflowed layer says nothing about its symmetry, and
 /// inf − inf would make every comparison meaningless.
 fn ensure_finite<T: Real>(a: &Array2<T>) -> Result<()> {
-    if a.iter().any(|v| !v.is_finite()) {
-        return Err(Error::invalid(
-            "layer output",
-            "non-finite values (inf or NaN)",
-            "finite outputs — the inputs or weights overflow the layer's dtype; scale them down (e.g. a smaller --index-scale or smaller blocks)",
-        ));
+    ensure_finite_values(a.iter().copied())
+}
+
+/// What a non-finite layer result is called in the one overflow message ([`Error::overflow`]).
+pub const LAYER_OUTPUT: &str = "the layer's output";
+
+/// Refuses non-finite values of a layer's result with the message every command shares.
+///
+/// # Errors
+/// [`crate::ErrorKind::NonFinite`] when any value is inf or NaN.
+pub fn ensure_finite_values<T: Real>(mut values: impl Iterator<Item = T>) -> Result<()> {
+    if values.any(|v| !v.is_finite()) {
+        return Err(Error::overflow(LAYER_OUTPUT, T::DTYPE));
     }
     Ok(())
 }
@@ -421,6 +428,56 @@ where
         Property::WeightEquivariance,
         |p, base| p.conjugate(base.view()),
     )
+}
+
+/// Checks the weight form `A_k(ΠH) = Π A_k(H) Πᵀ` of every head k at once: `weights(H)`
+/// returns all heads' n × n matrices from one forward pass, so a check of k heads over P
+/// permutations runs P + 1 forward passes, not k·(P + 1). One report per head, each as
+/// [`check_weight_equivariance`] would give it.
+///
+/// # Errors
+/// `weights` fails, returns no matrix, or a different number of heads for a permuted input.
+pub fn check_weight_equivariance_heads<T: Real, F>(
+    weights: F,
+    h: ArrayView2<T>,
+    perms: &[Permutation],
+) -> Result<Vec<CheckReport>>
+where
+    F: Fn(ArrayView2<T>) -> Result<Vec<Array2<T>>>,
+{
+    let n = h.nrows();
+    need_perms(perms, n)?;
+    let base = weights(h)?;
+    if base.is_empty() {
+        return Err(Error::invalid("heads", 0, "at least one head's weights"));
+    }
+    for b in &base {
+        ensure_finite(b)?;
+    }
+    let mut trackers: Vec<Tracker> = base.iter().map(|_| Tracker::new(n)).collect();
+    for p in perms {
+        let lhs = weights(p.apply_rows(h)?.view())?;
+        if lhs.len() != base.len() {
+            return Err(Error::shape(
+                "weights per head",
+                base.len().to_string(),
+                lhs.len().to_string(),
+            ));
+        }
+        for ((t, l), b) in trackers.iter_mut().zip(&lhs).zip(&base) {
+            ensure_finite(l)?;
+            let rhs = p.conjugate(b.view())?;
+            t.add(p, l.view(), rhs.view(), 0)?;
+        }
+    }
+    Ok(trackers
+        .into_iter()
+        .zip(&base)
+        .map(|(t, b)| {
+            let tol = Tolerance::for_layer::<T>(n, h.ncols(), max_abs(b));
+            t.finish::<T>(Property::WeightEquivariance, tol)
+        })
+        .collect())
 }
 
 /// For a causal layer: permuting the tokens at positions `0..t` (the prefix) leaves every output

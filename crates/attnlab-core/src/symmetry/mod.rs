@@ -9,6 +9,7 @@ mod permutation;
 
 pub use check::{
     check_equivariance, check_future_independence, check_invariance, check_prefix_invariance,
-    check_weight_equivariance, compare, CheckReport, Diff, Property, Tolerance, Verdict, Worst,
+    check_weight_equivariance, check_weight_equivariance_heads, compare, ensure_finite_values,
+    CheckReport, Diff, Property, Tolerance, Verdict, Worst, LAYER_OUTPUT,
 };
 pub use permutation::Permutation;

@@ -29,9 +29,10 @@ impl Permutation {
         let mut seen = vec![false; n];
         for &i in &map {
             if i >= n || seen[i] {
+                let shown: Vec<String> = map.iter().take(16).map(usize::to_string).collect();
                 return Err(Error::invalid(
                     "permutation",
-                    format!("{map:?}"),
+                    format!("[{}{}]", shown.join(", "), if n > 16 { ", …" } else { "" }),
                     format!("each of 0..{} exactly once", n - 1),
                 ));
             }
@@ -58,10 +59,10 @@ impl Permutation {
             .map(|s| {
                 s.trim().parse::<usize>().map_err(|_| {
                     Error::invalid(
-                        "permutation",
-                        format!("{text:?}"),
+                        "--perm",
+                        format!("\"{}\"", crate::present::text::shorten(text)),
                         format!(
-                            "comma-separated indices 0..{} like 2,0,3,1",
+                            "a permutation as comma-separated indices 0..{} like 2,0,3,1",
                             n.saturating_sub(1)
                         ),
                     )
@@ -70,8 +71,12 @@ impl Permutation {
             .collect::<Result<_>>()?;
         if map.len() != n {
             return Err(Error::invalid(
-                "permutation",
-                format!("{text:?} (length {})", map.len()),
+                "--perm",
+                format!(
+                    "\"{}\" (length {})",
+                    crate::present::text::shorten(text),
+                    map.len()
+                ),
                 format!(
                     "a permutation of 0..{} (length {n}, the sequence length)",
                     n.saturating_sub(1)

@@ -118,6 +118,7 @@ fn layout(b: &BarChart, top: f64, yd: (f64, f64), reserve: f64) -> Layout {
         }
         plot = want;
     }
+    // Cannot fail: the loop body runs at least once and sets best.
     best.expect("at least one round")
 }
 

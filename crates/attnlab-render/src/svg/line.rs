@@ -74,6 +74,7 @@ fn layout(l: &LineChart, top: f64, xd: (f64, f64), yd: (f64, f64), reserve: f64)
         }
         plot = want;
     }
+    // Cannot fail: the loop body runs at least once and sets best.
     best.expect("at least one round")
 }
 
@@ -83,6 +84,7 @@ fn runs(l: &LineChart, lay: &Layout) -> Vec<Vec<Vec<(f64, f64)>>> {
     l.series
         .iter()
         .map(|s| {
+            // runs starts with one run and only grows: its last element always exists.
             let mut runs = vec![Vec::new()];
             for &(x, y) in &s.points {
                 if lay.x.accepts(x) && lay.y.accepts(y) {

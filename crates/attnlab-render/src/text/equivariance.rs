@@ -1,6 +1,7 @@
 use std::fmt::Write;
 
-use attnlab_core::api::equivariance::{EquivarianceReport, PermutationMode};
+use attnlab_core::api::equivariance::{EquivarianceReport, PermutationMode, PermutationSet};
+use attnlab_core::experiment::{Control, Diagnosis};
 use attnlab_core::present::number::sci;
 use attnlab_core::present::prose;
 use attnlab_core::symmetry::{CheckReport, Worst};
@@ -48,22 +49,38 @@ pub fn render(r: &EquivarianceReport) -> String {
         t.add_row(check_row(w));
     }
     let _ = writeln!(out, "{t}");
-    let perms = match r.permutations.mode {
-        PermutationMode::Given => "given".to_string(),
-        PermutationMode::Exhaustive => format!("exhaustive ({})", r.permutations.count),
-        PermutationMode::Random => format!(
-            "{} random (seed {})",
-            r.permutations.count,
-            r.permutations.seed.unwrap_or(r.seed)
-        ),
-    };
     let _ = writeln!(
         out,
-        "permutations: {perms}; tolerance: {}",
+        "permutations: {}; tolerance: {}",
+        permutations(&r.permutations, r.seed),
         r.tolerance_derivation
     );
+    let _ = writeln!(out, "{}", controls(&r.controls));
+    let _ = writeln!(out, "{}", diagnosis(&r.diagnosis));
+    if let Some(note) = &r.note {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out
+}
+
+/// How the permutations were chosen: `given`, `exhaustive (24)`, `100 random (seed 0)`.
+pub(super) fn permutations(p: &PermutationSet, default_seed: u64) -> String {
+    match p.mode {
+        PermutationMode::Given if p.count == 1 => "given".to_string(),
+        PermutationMode::Given => format!("{} given", p.count),
+        PermutationMode::Exhaustive => format!("exhaustive ({})", p.count),
+        PermutationMode::Random => format!(
+            "{} random (seed {})",
+            p.count,
+            p.seed.unwrap_or(default_seed)
+        ),
+    }
+}
+
+/// The controls' table.
+pub(super) fn controls(controls: &[Control]) -> comfy_table::Table {
     let mut c = table(&["control", "must show", "max abs error", "margin", "ok"]);
-    for ctl in &r.controls {
+    for ctl in controls {
         c.add_row(vec![
             ctl.name.clone(),
             ctl.expectation.clone(),
@@ -72,20 +89,18 @@ pub fn render(r: &EquivarianceReport) -> String {
             if ctl.ok { "yes" } else { "NO" }.to_string(),
         ]);
     }
-    let _ = writeln!(out, "{c}");
-    let dg = &r.diagnosis;
-    let _ = writeln!(
-        out,
+    c
+}
+
+/// The round-off-or-structure line.
+pub(super) fn diagnosis(dg: &Diagnosis) -> String {
+    format!(
         "round-off or structure? {} — f32 error {}, f64 error {}: {}",
         dg.conclusion,
         sci(dg.f32_error),
         sci(dg.f64_error),
         dg.explanation
-    );
-    if let Some(note) = &r.note {
-        let _ = writeln!(out, "note: {note}");
-    }
-    out
+    )
 }
 
 fn check_row(c: &CheckReport) -> Vec<String> {
@@ -100,7 +115,7 @@ fn check_row(c: &CheckReport) -> Vec<String> {
     )
 }
 
-fn row(
+pub(super) fn row(
     equation: &str,
     verdict: &str,
     [abs, rel]: [f64; 2],

@@ -3,6 +3,7 @@
 //! the core's one formatter ([`attnlab_core::present::number`]).
 
 mod attend;
+pub mod check;
 mod claims;
 mod embed;
 mod equivariance;

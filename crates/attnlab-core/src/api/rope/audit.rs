@@ -8,6 +8,7 @@ use super::{check_tol, FrequencySource};
 use crate::api::value::Count;
 use crate::api::{Context, Outcome};
 use crate::chart::{Chart, ChartKind, LineChart, Mark, RefLine, Series};
+use crate::limits::{self, Budget};
 use crate::numeric::Dtype;
 use crate::present::prose::rope as prose;
 use crate::spectrum::audit::{self as au, AuditOptions};
@@ -231,15 +232,44 @@ impl AuditReport {
     }
 }
 
+/// What the audit needs for P planes and a context of L: the resolution scan, the decay curve
+/// and the four dtypes' precision tables each touch every (position, plane) pair, and the
+/// minimum-base search repeats the scan on its grid — `16·L·P` operations in all (the audit's
+/// own cap, L·P ≤ 2³¹, was measured at ≤ ~25 s).
+pub fn budget_for(planes: u64, context: u64) -> Budget {
+    Budget::new(
+        limits::product(&[planes, 4, 64]).saturating_add(limits::product(&[
+            context.min(1 << 24),
+            8,
+            8,
+        ])),
+        limits::product(&[16, context, planes]),
+    )
+}
+
+/// The budget of a request, from what it declares.
+pub fn budget(req: &AuditRequest) -> Budget {
+    budget_for(
+        req.source.declared_planes(),
+        req.context.map_or(0, |c| c.get()),
+    )
+}
+
 /// Runs the audit. Progress of the minimum-base search goes to `ctx.progress` (stage
 /// "minimum-base search"), and `ctx.cancel` stops it.
 ///
 /// # Errors
 /// A bad frequency source or context; `tol` not in (0, π]; a grid ratio outside
-/// [1.0001, 2] or given with `skip_min_base`; work over the audit's limits; cancellation.
+/// [1.0001, 2] or given with `skip_min_base`; work over the audit's limits or `ctx.limits` (checked once the context
+/// is known); cancellation.
 pub fn run(req: &AuditRequest, ctx: &Context) -> Result<AuditReport> {
     let mut src = req.source.load(ctx, None)?;
     let l = src.at_context(req.context, au::MAX_AUDIT_CONTEXT)?;
+    let planes = limits::u(src.freqs.inv_freq.len());
+    budget_for(planes, l).check(
+        super::describe("rope audit", planes, &format!(" and a context of {l}")),
+        &ctx.limits,
+    )?;
     let tol = check_tol(req.tol)?;
     let min_base_grid = match req.min_base_grid {
         None => DEFAULT_GRID_RATIO,

@@ -7,6 +7,7 @@ use super::FrequencySource;
 use crate::api::value::Count;
 use crate::api::{Context, Outcome};
 use crate::chart::{Chart, ChartKind, LineChart, Series};
+use crate::limits::{self, Budget};
 use crate::present::prose::rope as prose;
 use crate::spectrum::identity::{self as id, Pipeline, ShiftRow};
 use crate::Result;
@@ -104,6 +105,29 @@ pub(crate) fn invariance_series(rows: &[ShiftRow]) -> Vec<Series> {
         .collect()
 }
 
+/// What the identity check needs for P planes: each trial draws 4·P normals and evaluates the
+/// absolute and relative scores (3·P reduced phases, each a double-double reduction and a
+/// `sin_cos`); the invariance table evaluates up to 20 cases at each shift of its log grid (4
+/// per decade) in 4 pipelines. Counted as 1000 operations per (trial, plane) and 400 per
+/// (case, shift, pipeline, plane): measured, not derived — 40 000 trials × 4096 planes took
+/// 239 s of release build on the 2-core reference machine under a load of 10, 3000 trials
+/// 17 s (see `docs/LIMITS.md`).
+pub fn budget_for(planes: u64, trials: u64, max_shift: u64) -> Budget {
+    let shifts = 4 * u64::from(64 - max_shift.max(1).leading_zeros()) / 3 + 2;
+    let ops = limits::product(&[trials, planes, 1000])
+        .saturating_add(limits::product(&[20, shifts, 4, planes, 400]));
+    Budget::new(limits::product(&[planes, 8, 8]), ops)
+}
+
+/// The budget of a request, from what it declares.
+pub fn budget(req: &IdentityRequest) -> Budget {
+    budget_for(
+        req.source.declared_planes(),
+        req.trials.get(),
+        req.max_shift.get(),
+    )
+}
+
 /// Runs the identity check.
 ///
 /// # Errors
@@ -111,6 +135,19 @@ pub(crate) fn invariance_series(rows: &[ShiftRow]) -> Vec<Series> {
 /// [`id::identity_check`]).
 pub fn run(req: &IdentityRequest, ctx: &Context) -> Result<IdentityReport> {
     let src = req.source.load(ctx, Some((10000.0, 64)))?;
+    let planes = limits::u(src.freqs.inv_freq.len());
+    id::check_options(
+        usize::try_from(req.trials.get()).unwrap_or(usize::MAX),
+        req.max_shift.get(),
+    )?;
+    budget_for(planes, req.trials.get(), req.max_shift.get()).check(
+        super::describe(
+            "rope identity",
+            planes,
+            &format!(" and {} trials", req.trials),
+        ),
+        &ctx.limits,
+    )?;
     let trials = usize::try_from(req.trials.get()).unwrap_or(usize::MAX);
     ctx.check_cancelled("rope identity")?;
     let check = id::identity_check(&src.freqs, req.seed, trials, req.max_shift.get())?;

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use super::value::{Count, List};
 use super::Context;
 use crate::config::{self, RopeConfig};
+use crate::limits;
 use crate::position::frequencies::{parse_omega_list, Omega, RotaryFrequencies};
 use crate::present::text::shorten;
 use crate::{Error, Result};
@@ -42,13 +43,25 @@ impl ConfigSource {
     /// A path when files are not allowed; an unreadable file; everything
     /// [`RopeConfig::from_json`] rejects.
     pub fn load(&self, allow_files: bool) -> Result<RopeConfig> {
+        self.load_with(allow_files, &crate::limits::Limits::default())
+    }
+
+    /// [`ConfigSource::load`] within `limits` (a path through the input gate).
+    ///
+    /// # Errors
+    /// See [`ConfigSource::load`]; FIFOs, devices, files over `limits.max_file_bytes`.
+    pub fn load_with(
+        &self,
+        allow_files: bool,
+        limits: &crate::limits::Limits,
+    ) -> Result<RopeConfig> {
         match self {
             ConfigSource::Path(p) if !allow_files => Err(Error::invalid(
                 "config",
                 shorten(&p.display().to_string()),
                 "the config.json object inline here (this front end reads no files a request names)",
             )),
-            ConfigSource::Path(p) => config::load_config(p),
+            ConfigSource::Path(p) => config::load_config_with(p, limits),
             ConfigSource::Inline(map) => {
                 RopeConfig::from_json(serde_json::Value::Object(map.clone()), "inline config")
             }
@@ -137,7 +150,7 @@ impl FrequencySource {
             return Ok(plain(RotaryFrequencies::from_base(base, dim)?));
         }
         let cfg = match (&self.config, &self.preset) {
-            (Some(c), _) => Some(c.load(ctx.allow_files)?),
+            (Some(c), _) => Some(c.load_with(ctx.allow_files, &ctx.limits)?),
             (None, Some(name)) => Some(config::preset(name)?),
             (None, None) => None,
         };
@@ -233,6 +246,27 @@ impl Frequencies {
                 .collect(),
         }
     }
+}
+
+impl FrequencySource {
+    /// How many planes the source declares, as far as the request says without reading a
+    /// file: the number of expressions, D/2, else 64 (a typical head); the commands check
+    /// their budget again with the loaded set.
+    pub fn declared_planes(&self) -> u64 {
+        match (&self.omega, self.dim) {
+            (Some(o), _) => limits::u(o.0.len()),
+            (None, Some(d)) => d.get() / 2,
+            (None, None) => 64,
+        }
+    }
+}
+
+/// `"{command} with P planes{extra}"`, for limit messages.
+pub fn describe(command: &str, planes: u64, extra: &str) -> String {
+    format!(
+        "{command} with {planes} plane{}{extra}",
+        if planes == 1 { "" } else { "s" }
+    )
 }
 
 /// Checks a phase tolerance: (0, π] radians.

@@ -7,6 +7,7 @@ use super::{check_tol, FrequencySource};
 use crate::api::value::Count;
 use crate::api::{Context, Outcome};
 use crate::chart::Chart;
+use crate::limits::{self, Budget};
 use crate::spectrum::resolve::{self as re, Resolution, DEFAULT_TOL};
 use crate::Result;
 
@@ -62,6 +63,31 @@ impl ResolveReport {
     }
 }
 
+/// What the resolution check needs: at most `L·P` fixed-point phase updates (the scan; exact
+/// sets stop at their common period), two operations each (a wrapping addition and a compare).
+/// The scan's own cap,
+/// [`re::MAX_WORK`] = 2³⁴ updates, is below the default work limit, so its message (the
+/// largest context for this many planes) is the one a user sees.
+pub fn budget_for(planes: u64, context: u64) -> Budget {
+    Budget::new(
+        limits::product(&[planes, 64]),
+        // The scan refuses more than its own cap itself (naming the largest context for
+        // this many planes), so no run does more.
+        limits::product(&[context, planes])
+            .min(re::MAX_WORK)
+            .saturating_mul(2),
+    )
+}
+
+/// The budget of a request, from what it declares (a config's context is known only once
+/// it is read).
+pub fn budget(req: &ResolveRequest) -> Budget {
+    budget_for(
+        req.source.declared_planes(),
+        req.context.map_or(0, |c| c.get()),
+    )
+}
+
 /// Runs the resolution check.
 ///
 /// # Errors
@@ -69,6 +95,11 @@ impl ResolveReport {
 pub fn run(req: &ResolveRequest, ctx: &Context) -> Result<ResolveReport> {
     let mut src = req.source.load(ctx, None)?;
     let l = src.at_context(req.context, re::MAX_CONTEXT)?;
+    let planes = limits::u(src.freqs.inv_freq.len());
+    budget_for(planes, l).check(
+        super::describe("rope resolve", planes, &format!(" and a context of {l}")),
+        &ctx.limits,
+    )?;
     let tol = check_tol(req.tol)?;
     let set = src.rotating()?;
     ctx.check_cancelled("rope resolve")?;

@@ -7,6 +7,7 @@ use super::{check_tol, FrequencySource};
 use crate::api::value::Count;
 use crate::api::{Context, Outcome};
 use crate::chart::{Chart, ChartKind, LineChart, Series};
+use crate::limits::{self, Budget};
 use crate::position::frequencies::Omega;
 use crate::position::rotary::{aligned_scores, separations_like_zero, SeparationScore};
 use crate::present::number::short;
@@ -114,12 +115,36 @@ impl ScoreReport {
     }
 }
 
+/// What the score table needs: `(max_sep + 1)·P` cosines, kept as f64 and rendered (about 24
+/// bytes each), twice over (the table and the like-zero criterion).
+pub fn budget_for(planes: u64, max_sep: u64) -> Budget {
+    let cells = limits::product(&[max_sep.saturating_add(1), planes]);
+    Budget::new(
+        cells.saturating_mul(24),
+        limits::product(&[2, cells, limits::TRANSCENDENTAL + 2]),
+    )
+}
+
+/// The budget of a request, from what it declares.
+pub fn budget(req: &ScoreRequest) -> Budget {
+    budget_for(req.source.declared_planes(), req.max_sep.get())
+}
+
 /// Runs the score table.
 ///
 /// # Errors
 /// A bad frequency source; `max_sep` or `tol` out of range (see [`aligned_scores`]).
 pub fn run(req: &ScoreRequest, ctx: &Context) -> Result<ScoreReport> {
     let src = req.source.load(ctx, None)?;
+    let planes = limits::u(src.freqs.inv_freq.len());
+    budget_for(planes, req.max_sep.get()).check(
+        super::describe(
+            "rope score",
+            planes,
+            &format!(" and --max-sep {}", req.max_sep),
+        ),
+        &ctx.limits,
+    )?;
     let omegas: Vec<Omega> = match &src.omegas {
         Some(o) => o.clone(),
         None => src

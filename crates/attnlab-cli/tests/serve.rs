@@ -1,0 +1,268 @@
+//! `attnlab serve` against the binary itself: `POST /api/<command>` answers exactly what
+//! `attnlab <command> --json` prints for the same options (or the same one-line error), a
+//! non-loopback address is warned about, Ctrl-C stops it cleanly; without the `serve` feature
+//! the command says how to enable it.
+
+mod common;
+
+#[cfg(feature = "serve")]
+mod with_feature {
+    use std::io::{BufRead, BufReader};
+    use std::net::SocketAddr;
+    use std::process::{Child, Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use attnlab_core::api::COMMANDS;
+    use attnlab_web::testing::{get, post};
+
+    use super::common::run_text;
+
+    pub struct Server {
+        pub child: Child,
+        pub addr: SocketAddr,
+        pub first_lines: Vec<String>,
+    }
+
+    /// Starts `attnlab serve --addr ADDR` and waits for its `listening on` line.
+    pub fn start(addr: &str) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_attnlab"))
+            .args(["serve", "--addr", addr])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("attnlab serve starts");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut first_lines = Vec::new();
+        let addr = loop {
+            let line = lines.next().expect("a listening line").unwrap();
+            first_lines.push(line.clone());
+            if let Some(rest) = line.split("listening on http://").nth(1) {
+                let a = rest.split('/').next().unwrap();
+                break a.parse().unwrap();
+            }
+        };
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Server {
+            child,
+            addr,
+            first_lines,
+        }
+    }
+
+    impl Server {
+        /// Sends Ctrl-C (SIGINT) and returns the exit code.
+        pub fn interrupt(mut self) -> Option<i32> {
+            // SAFETY: signalling our own child process by its id.
+            unsafe {
+                libc::kill(self.child.id() as libc::pid_t, libc::SIGINT);
+            }
+            let start = Instant::now();
+            loop {
+                if let Some(status) = self.child.try_wait().unwrap() {
+                    return status.code();
+                }
+                assert!(
+                    start.elapsed() < Duration::from_secs(10),
+                    "no exit after Ctrl-C"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// The CLI's arguments for a JSON body: each field as its long option (booleans as flags,
+    /// lists comma-joined).
+    fn cli_args(command: &str, body: &serde_json::Value) -> Vec<String> {
+        let mut args: Vec<String> = command.split(' ').map(String::from).collect();
+        for (k, v) in body.as_object().unwrap() {
+            let flag = format!("--{}", k.replace('_', "-"));
+            match v {
+                serde_json::Value::Bool(true) => args.push(flag),
+                serde_json::Value::Bool(false) => {}
+                serde_json::Value::Array(items) => {
+                    args.push(flag);
+                    args.push(
+                        items
+                            .iter()
+                            .map(|i| i.as_str().map_or_else(|| i.to_string(), String::from))
+                            .collect::<Vec<_>>()
+                            .join(","),
+                    );
+                }
+                serde_json::Value::String(s) => {
+                    args.push(flag);
+                    args.push(s.clone());
+                }
+                other => {
+                    args.push(flag);
+                    args.push(other.to_string());
+                }
+            }
+        }
+        args.push("--json".into());
+        args
+    }
+
+    /// Asserts the server and the CLI agree on `command` with `body`. An `answers` object (the
+    /// session's) goes to the CLI as an `--answers` file, with a fresh `--state` file.
+    fn agree(addr: SocketAddr, command: &str, body: &str) {
+        let mut value: serde_json::Value = serde_json::from_str(body).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let answers = value.as_object_mut().unwrap().remove("answers");
+        let mut args = cli_args(command, &value);
+        if let Some(answers) = answers {
+            let file = dir.path().join("answers.json");
+            std::fs::write(&file, answers.to_string()).unwrap();
+            let state = dir.path().join("state.json");
+            let at = args.len() - 1; // before --json
+            args.splice(
+                at..at,
+                [
+                    "--answers".to_string(),
+                    file.display().to_string(),
+                    "--state".to_string(),
+                    state.display().to_string(),
+                ],
+            );
+        }
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, stdout, stderr) = run_text(&argv);
+        let a = post(
+            addr,
+            &format!("/api/{}", attnlab_web::url_name(command)),
+            body,
+        )
+        .unwrap();
+        match code {
+            0 | 1 => {
+                assert_eq!(a.status, 200, "{argv:?}: {}", a.body);
+                assert_eq!(a.body, stdout, "{argv:?}");
+                let outcome = if code == 0 { "holds" } else { "fails" };
+                assert_eq!(a.header("x-attnlab-outcome"), Some(outcome));
+            }
+            _ => {
+                assert_eq!(
+                    a.status, 400,
+                    "{argv:?} exits {code} ({stderr}) but the server says {}",
+                    a.body
+                );
+                let error = a.json()["error"].as_str().unwrap().to_string();
+                let line = stderr.trim_end();
+                match line
+                    .strip_prefix("error: ")
+                    .filter(|l| !l.ends_with("(see --help)"))
+                {
+                    // The core's message: the same line.
+                    Some(line) => assert_eq!(error, line, "{argv:?}"),
+                    // clap refused the command line before the core saw it (a required option
+                    // missing): the server's message comes from the core and names the options.
+                    None => assert!(
+                        error.contains("--omega") || error.contains("expected"),
+                        "{argv:?}: {error} (CLI: {stderr})"
+                    ),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_api_answers_what_the_cli_prints() {
+        let server = start("127.0.0.1:0");
+        // Every command with its defaults (the session's default is the interactive prompt,
+        // which has no request: it is compared with its answers below).
+        for command in COMMANDS.iter().filter(|c| **c != "session") {
+            agree(server.addr, command, "{}");
+        }
+        for (command, body) in [
+            (
+                "equivariance",
+                r#"{"rng": "numpy", "seed": 0, "n": 4, "dim": 4, "perm": [2, 0, 3, 1]}"#,
+            ),
+            (
+                "equivariance",
+                r#"{"text": "A B . A", "perm": [2, 0, 3, 1], "pos": "index", "index_scale": 0.5}"#,
+            ),
+            (
+                "equivariance",
+                r#"{"layer": "rnn", "n": 3, "exhaustive": true}"#,
+            ),
+            (
+                "equivariance",
+                r#"{"mask": "causal", "dtype": "f32", "samples": 5, "perm_seed": 3}"#,
+            ),
+            ("equivariance", r#"{"perm": [0, 0, 1, 2]}"#),
+            ("equivariance", r#"{"n": 3, "perm": [0, 1, 2, 3]}"#),
+            ("attend", r#"{"text": "A B .", "pos": "rope"}"#),
+            (
+                "attend",
+                r#"{"n": 3, "dim": 2, "heads": 2, "rng": "numpy"}"#,
+            ),
+            ("attend", r#"{"text": "A C"}"#),
+            ("session", r#"{"list": true}"#),
+            (
+                "session",
+                r#"{"answers": {"embedding_dim": "no", "shuffle_attention": {"answer": "yes", "reason": "shuffled rows"}}}"#,
+            ),
+            ("session", r#"{"answers": {"embedding_dim": "maybe"}}"#),
+            ("rope score", r#"{"omega": "pi/2,pi/3", "max_sep": 12}"#),
+            ("rope period", r#"{"omega": "2*pi/7"}"#),
+            (
+                "rope identity",
+                r#"{"omega": "pi/2", "trials": 20, "max_shift": 1000}"#,
+            ),
+            ("rope resolve", r#"{"omega": "pi/2,pi/3", "context": 13}"#),
+            (
+                "rope audit",
+                r#"{"preset": "llama-2-7b", "skip_min_base": true, "context": "1024"}"#,
+            ),
+            (
+                "rope audit",
+                r#"{"base": 10000, "dim": 64, "context": "2k", "dtype": "f16", "skip_min_base": true}"#,
+            ),
+            ("rope audit", r#"{"preset": "no-such-model"}"#),
+            ("lab", r#"{"omegas": "pi/2", "context": 5}"#),
+            ("predict", r#"{"text": "B A ."}"#),
+            ("embed", r#"{"basis_change": true}"#),
+        ] {
+            agree(server.addr, command, body);
+        }
+        assert_eq!(server.interrupt(), Some(0));
+    }
+
+    #[test]
+    fn ctrl_c_stops_the_server_cleanly_and_the_page_is_served_until_then() {
+        let server = start("127.0.0.1:0");
+        assert!(server.first_lines.iter().all(|l| !l.contains("warning")));
+        let a = get(server.addr, "/").unwrap();
+        assert_eq!(a.status, 200);
+        assert!(a.body.contains("<title>attnlab"));
+        assert_eq!(server.interrupt(), Some(0));
+    }
+
+    #[test]
+    fn a_non_loopback_address_is_warned_about() {
+        let server = start("0.0.0.0:0");
+        let warning = server
+            .first_lines
+            .iter()
+            .find(|l| l.starts_with("warning: "))
+            .expect("a warning");
+        assert!(warning.contains("other machines can reach"), "{warning}");
+        assert_eq!(server.interrupt(), Some(0));
+    }
+}
+
+#[cfg(not(feature = "serve"))]
+#[test]
+fn without_the_feature_serve_says_how_to_enable_it() {
+    common::bad(&["serve"], &["--features serve"]);
+}

@@ -1,0 +1,903 @@
+//! Checks a layer the caller supplies as a function — Python's
+//! `attnlab.check_equivariance(f, X)` — with exactly the evidence `attnlab equivariance` gives a
+//! built-in layer: the same checkers ([`crate::symmetry`]), the same tolerance derivation
+//! `k·eps·(n+d)·max|f(X)|`, worst case and margin, the same positive control (the identity
+//! permutation must give exactly 0), a negative control (the same function on `X + P`, `P` the
+//! index signal p·1.0 — the CLI's broken layer when `f` is the CLI's attention) and the same
+//! f32/f64 round-off-or-structure classification ([`Diagnosis::classify`]).
+//!
+//! The layer is given in both precisions ([`UserLayer`]): the check runs in the dtype of `X`, and
+//! the diagnosis evaluates the same function on the other precision's copy of `X`. When that
+//! second evaluation fails (a function that only accepts one dtype), the report says why
+//! instead of failing the whole check.
+//!
+//! ```
+//! use attnlab_core::api::check::{self, Input, LayerCheckOptions, UserLayer};
+//! use attnlab_core::api::Context;
+//! use ndarray::{array, Array2, ArrayView2};
+//! // A row-wise map is permutation equivariant: f(X) = tanh(X)·2.
+//! let f64_layer = |x: ArrayView2<f64>| Ok(x.mapv(|v| 2.0 * v.tanh()));
+//! let f32_layer = |x: ArrayView2<f32>| Ok(x.mapv(|v| 2.0 * v.tanh()));
+//! let layer = UserLayer { f32: &f32_layer, f64: &f64_layer };
+//! let x: Array2<f64> = array![[0.1, 0.2], [0.3, -0.4], [1.5, 0.6]];
+//! let r = check::run(&layer, Input::F64(x.view()), &LayerCheckOptions::default(), &Context::default()).unwrap();
+//! assert!(r.holds && r.max_abs_error == 0.0 && r.permutations_checked == 6);
+//! // The negative control, f(X + P), broke: the check can see a positional signal.
+//! assert!(r.controls.iter().all(|c| c.ok));
+//! ```
+
+use ndarray::{s, Array2, ArrayView2};
+use serde::{Deserialize, Serialize};
+
+use super::equivariance::{PermutationMode, PermutationSet};
+use super::{Context, Outcome};
+use crate::attention::Mask;
+use crate::chart::{Chart, ChartKind, ColourScale, Heatmap};
+use crate::experiment::{self, Control, Diagnosis, PermChoice, MAX_SAMPLES};
+use crate::layer::Readout;
+use crate::position::additive::index_signal;
+use crate::symmetry::{
+    check_equivariance, check_invariance, check_prefix_invariance, CheckReport, Permutation,
+    Property, Verdict, Worst,
+};
+use crate::{Dtype, Error, ErrorKind, Real, Result};
+
+/// A layer as a function of its input in one precision.
+pub type LayerFn<'a, T> = dyn Fn(ArrayView2<T>) -> Result<Array2<T>> + 'a;
+
+/// The layer under test, supplied by the caller: one function, callable on f32 and on f64
+/// inputs. Each must return an (n, d′) array for an (n, d) input; errors are passed through
+/// (with the stage of the check they happened in as context).
+pub struct UserLayer<'a> {
+    /// The layer on f32 inputs.
+    pub f32: &'a LayerFn<'a, f32>,
+    /// The layer on f64 inputs.
+    pub f64: &'a LayerFn<'a, f64>,
+}
+
+/// The input `X` (n × d), in the precision the layer is checked in.
+#[derive(Debug, Clone, Copy)]
+pub enum Input<'a> {
+    /// A float32 input: the check runs in f32, the diagnosis evaluates the layer on the
+    /// (exact) float64 copy.
+    F32(ArrayView2<'a, f32>),
+    /// A float64 input: the check runs in f64, the diagnosis evaluates the layer on the
+    /// float32 copy (rounded to nearest).
+    F64(ArrayView2<'a, f64>),
+}
+
+impl Input<'_> {
+    /// (n, d).
+    pub fn dim(&self) -> (usize, usize) {
+        match self {
+            Input::F32(x) => x.dim(),
+            Input::F64(x) => x.dim(),
+        }
+    }
+
+    /// The dtype of `X`.
+    pub fn dtype(&self) -> Dtype {
+        match self {
+            Input::F32(_) => Dtype::F32,
+            Input::F64(_) => Dtype::F64,
+        }
+    }
+}
+
+/// What to check and over which permutations (Python's keyword arguments).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LayerCheckOptions {
+    /// The permutations to check, each as numpy's `X[perm]` index list (length n; length t
+    /// for the causal check).
+    pub perms: Option<Vec<Vec<usize>>>,
+    /// K random non-identity permutations (default: every permutation for up to 6 positions,
+    /// else 100 random ones, as `attnlab equivariance`).
+    pub samples: Option<usize>,
+    /// Every permutation (at most 8 positions).
+    pub exhaustive: bool,
+    /// Seed of the random permutations (the CLI's `--perm-seed`, which defaults to `--seed`).
+    pub seed: u64,
+    /// Read the output out before comparing: `mean` or `row:I` check invariance
+    /// `R(f(ΠX)) = R(f(X))` instead of equivariance.
+    pub readout: Readout,
+    /// `causal` checks what a causal layer guarantees instead: permuting the first t rows
+    /// leaves the outputs at positions ≥ t unchanged (`f(Π_<t X)[t..] = f(X)[t..]`).
+    pub mask: Mask,
+    /// The prefix length t of the causal check (default n − 1, the longest prefix that leaves
+    /// an output to compare).
+    pub prefix: Option<usize>,
+}
+
+/// The difference `lhs − rhs` of the worst permutation, entry by entry (the heat map): all of
+/// it, or a window of at most [`DifferenceMap::WINDOW`] rows and columns around the worst entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DifferenceMap {
+    /// The permutation.
+    pub perm: Vec<usize>,
+    /// Output position of the first row shown (≥ t for the causal check).
+    pub first_row: usize,
+    /// Output column of the first column shown.
+    pub first_col: usize,
+    /// `lhs − rhs` in f64, rows × columns of the window.
+    pub values: Vec<Vec<f64>>,
+}
+
+impl DifferenceMap {
+    /// The most rows and columns kept.
+    pub const WINDOW: usize = 32;
+}
+
+/// The start of a window of at most `DifferenceMap::WINDOW` of `len` indices around `at`.
+fn window_start(at: usize, len: usize) -> usize {
+    let w = DifferenceMap::WINDOW;
+    if len <= w {
+        0
+    } else {
+        at.saturating_sub(w / 2).min(len - w)
+    }
+}
+
+/// The report of a check of a caller's layer. Every field it shares with
+/// [`super::equivariance::EquivarianceReport`] has the same name, type and meaning.
+#[derive(Debug, Clone, Serialize)]
+pub struct LayerCheckReport {
+    /// Whether the property holds within the tolerance.
+    pub holds: bool,
+    /// Holds or breaks.
+    pub verdict: Verdict,
+    /// Equivariance, invariance or (causal) prefix invariance.
+    pub property: Property,
+    /// The equation checked.
+    pub equation: String,
+    /// max |lhs − rhs| over entries and permutations (in f64).
+    pub max_abs_error: f64,
+    /// Normwise relative error of the worst permutation.
+    pub max_rel_error: f64,
+    /// Largest distance in units in the last place of the layer's dtype.
+    pub max_ulps: u64,
+    /// The absolute tolerance.
+    pub tolerance: f64,
+    /// How the tolerance was derived, with its numbers.
+    pub tolerance_derivation: String,
+    /// `max_abs_error / tolerance` (< 1 holds).
+    pub margin: f64,
+    /// How many permutations were compared.
+    pub permutations_checked: usize,
+    /// Which permutations.
+    pub permutations: PermutationSet,
+    /// Where the largest difference occurred.
+    pub worst: Worst,
+    /// `causal` for the prefix check, else `none`.
+    pub mask: Mask,
+    /// Readout.
+    pub readout: Readout,
+    /// The dtype of `X`, which the check runs in.
+    pub dtype: Dtype,
+    /// Sequence length n (rows of X).
+    pub n: usize,
+    /// Input width d (columns of X).
+    pub dim: usize,
+    /// Output width d′ (columns of f(X)).
+    pub output_dim: usize,
+    /// The prefix length t of the causal check.
+    pub prefix: Option<usize>,
+    /// Positive (identity) and negative (f on X + index signal) controls.
+    pub controls: Vec<Control>,
+    /// Round-off or structure: the same check on the other precision's copy of X.
+    pub diagnosis: Option<Diagnosis>,
+    /// Why there is no diagnosis (the layer failed on the other precision).
+    pub diagnosis_unavailable: Option<String>,
+    /// Caveats about what the check can show.
+    pub note: Option<String>,
+    /// The difference of the worst permutation.
+    pub worst_difference: DifferenceMap,
+}
+
+impl LayerCheckReport {
+    /// Holds → 0, breaks → 1.
+    pub fn outcome(&self) -> Outcome {
+        Outcome::from_bool(self.holds)
+    }
+
+    /// The heat map of the worst permutation's difference, coloured relative to the
+    /// tolerance (cells beyond ± the tolerance saturate unless the error is larger).
+    pub fn charts(&self) -> Vec<Chart> {
+        let d = &self.worst_difference;
+        let rows = d.values.len();
+        let max = self.max_abs_error.max(self.tolerance);
+        let cols = d.values.first().map_or(0, Vec::len);
+        let row_labels = if self.readout == Readout::None {
+            (0..rows).map(|i| (d.first_row + i).to_string()).collect()
+        } else {
+            vec![self.readout.name()]
+        };
+        let col_labels = (0..cols).map(|j| (d.first_col + j).to_string()).collect();
+        vec![Chart {
+            name: "difference".into(),
+            title: crate::present::prose::difference_title(self.property, self.dtype),
+            kind: ChartKind::Heatmap(Heatmap {
+                values: d.values.clone(),
+                row_labels,
+                col_labels,
+                x_label: "output column".into(),
+                y_label: "output position".into(),
+                scale: ColourScale::Diverging { max },
+                scale_note: crate::present::prose::difference_scale_note(max),
+                highlight_rows: Vec::new(),
+            }),
+        }]
+    }
+}
+
+/// The property a check compares, with where its permutations act.
+#[derive(Debug, Clone, Copy)]
+struct Target {
+    readout: Readout,
+    prefix: Option<usize>,
+}
+
+impl Target {
+    /// One check of `f` on `x` over `perms`.
+    fn check<T: Real>(
+        self,
+        f: &LayerFn<'_, T>,
+        x: ArrayView2<T>,
+        perms: &[Permutation],
+    ) -> Result<CheckReport> {
+        match (self.prefix, self.readout) {
+            (Some(t), _) => check_prefix_invariance(f, x, t, perms),
+            (None, Readout::None) => check_equivariance(f, x, perms),
+            (None, r) => check_invariance(|h: ArrayView2<T>| r.apply(f(h)?), x, perms),
+        }
+    }
+
+    /// `lhs − rhs` for one permutation (`perm` of all n positions, as in [`Worst`]), around
+    /// the output entry `worst` (row, column).
+    fn difference<T: Real>(
+        self,
+        f: &LayerFn<'_, T>,
+        x: ArrayView2<T>,
+        perm: &[usize],
+        worst: (usize, usize),
+    ) -> Result<(DifferenceMap, usize)> {
+        let p = Permutation::new(perm.to_vec())?;
+        let out = f(x)?;
+        let output_dim = out.ncols();
+        let base = self.readout.apply(out)?;
+        let moved = self.readout.apply(f(p.apply_rows(x)?.view())?)?;
+        let (lhs, rhs, first_row) = match (self.prefix, self.readout) {
+            (Some(t), _) => (
+                moved.slice(s![t.., ..]).to_owned(),
+                base.slice(s![t.., ..]).to_owned(),
+                t,
+            ),
+            (None, Readout::None) => (moved, p.apply_rows(base.view())?, 0),
+            (None, _) => (moved, base, 0),
+        };
+        let diff = crate::symmetry::compare(lhs.view(), rhs.view())?.difference;
+        let (r0, c0) = (
+            window_start(worst.0.saturating_sub(first_row), diff.nrows()),
+            window_start(worst.1, diff.ncols()),
+        );
+        let w = DifferenceMap::WINDOW;
+        let shown = diff.slice(s![
+            r0..(r0 + w).min(diff.nrows()),
+            c0..(c0 + w).min(diff.ncols())
+        ]);
+        let map = DifferenceMap {
+            perm: perm.to_vec(),
+            first_row: first_row + r0,
+            first_col: c0,
+            values: shown.rows().into_iter().map(|r| r.to_vec()).collect(),
+        };
+        Ok((map, output_dim))
+    }
+}
+
+/// Rejects inputs the check cannot use: empty, or with non-finite entries.
+fn validate<T: Real>(x: ArrayView2<T>) -> Result<()> {
+    let (n, d) = x.dim();
+    if n == 0 || d == 0 {
+        return Err(Error::shape(
+            "X",
+            "an (n, d) array with n ≥ 1 rows and d ≥ 1 columns",
+            format!("({n}, {d})"),
+        ));
+    }
+    crate::numeric::require_finite("X", x)
+}
+
+/// The permutations of `m` positions (m = n, or t for the causal check) the options ask for,
+/// and how they were chosen.
+fn permutations(opts: &LayerCheckOptions, m: usize) -> Result<(Vec<Permutation>, PermutationSet)> {
+    let chosen = opts.perms.is_some() as u8 + opts.exhaustive as u8 + opts.samples.is_some() as u8;
+    if chosen > 1 {
+        return Err(Error::invalid(
+            "permutation choice",
+            "several given",
+            "at most one of perms, samples, exhaustive",
+        ));
+    }
+    let what = if opts.mask == Mask::Causal {
+        format!("the {m} prefix positions")
+    } else {
+        format!("the {m} positions")
+    };
+    if let Some(list) = &opts.perms {
+        if list.is_empty() {
+            return Err(Error::invalid(
+                "perms",
+                "an empty list",
+                "at least one permutation",
+            ));
+        }
+        let perms = list
+            .iter()
+            .map(|p| {
+                if p.len() != m {
+                    return Err(Error::invalid(
+                        "permutation",
+                        crate::present::prose::index_list(p),
+                        format!("a permutation of {what}, each of 0..{} once", m - 1),
+                    ));
+                }
+                Permutation::new(p.clone())
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let count = perms.len();
+        return Ok((
+            perms,
+            PermutationSet {
+                mode: PermutationMode::Given,
+                count,
+                seed: None,
+            },
+        ));
+    }
+    if opts.exhaustive && m > 8 {
+        return Err(Error::invalid(
+            "exhaustive",
+            format!("{m} positions ({what})"),
+            "at most 8 positions (8! = 40320 permutations); give samples=K instead",
+        ));
+    }
+    if let Some(k) = opts.samples {
+        if k == 0 || k > MAX_SAMPLES {
+            return Err(Error::invalid("samples", k, format!("1..={MAX_SAMPLES}")));
+        }
+        if m < 2 {
+            return Err(Error::invalid(
+                "samples",
+                k,
+                "no random permutations: only the identity permutes 1 position",
+            ));
+        }
+    }
+    let choice = match (opts.exhaustive, opts.samples) {
+        (true, _) => PermChoice::Exhaustive,
+        (false, Some(k)) => PermChoice::Samples { k, seed: opts.seed },
+        (false, None) => PermChoice::default_for(m, opts.seed),
+    };
+    let perms = choice.permutations(m)?;
+    let set = match choice {
+        PermChoice::Samples { k, seed } => PermutationSet {
+            mode: PermutationMode::Random,
+            count: k,
+            seed: Some(seed),
+        },
+        _ => PermutationSet {
+            mode: PermutationMode::Exhaustive,
+            count: perms.len(),
+            seed: None,
+        },
+    };
+    Ok((perms, set))
+}
+
+/// The check in the dtype `T` of `X` and the diagnosis in the other precision `U`.
+struct Parts {
+    report: CheckReport,
+    controls: Vec<Control>,
+    diagnosis: std::result::Result<Diagnosis, String>,
+    negative_held: bool,
+    output_dim: usize,
+    difference: DifferenceMap,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_in<T: Real, U: Real>(
+    f: &LayerFn<'_, T>,
+    g: &LayerFn<'_, U>,
+    x: ArrayView2<T>,
+    target: Target,
+    perms: &[Permutation],
+    m: usize,
+    ctx: &Context,
+) -> Result<Parts> {
+    let (n, d) = x.dim();
+    let stage = |what: &str, done: f64| -> Result<()> {
+        ctx.check_cancelled("layer check")?;
+        (ctx.progress)(what, done);
+        Ok(())
+    };
+    let equation = match (target.prefix, target.readout) {
+        (Some(_), _) => Property::PrefixInvariance.equation(),
+        (None, Readout::None) => Property::Equivariance.equation(),
+        (None, _) => Property::Invariance.equation(),
+    };
+    stage("checking the layer", 0.0)?;
+    let report = target
+        .check(f, x, perms)
+        .map_err(|e| e.context(format!("in the check {equation}")))?;
+    stage("controls", 0.4)?;
+    let mut controls = Vec::new();
+    let id = target
+        .check(f, x, &[Permutation::identity(m)])
+        .map_err(|e| e.context("in the positive control (identity permutation)"))?;
+    controls.push(Control::identity(&id));
+    let mut negative_held = false;
+    if m >= 2 {
+        let p = index_signal(n, d, 1.0).mapv(T::from_f64);
+        let broken = |h: ArrayView2<T>| {
+            if h.dim() != p.dim() {
+                return Err(Error::shape(
+                    "index signal",
+                    format!("{}×{}", p.nrows(), p.ncols()),
+                    format!("{}×{}", h.nrows(), h.ncols()),
+                ));
+            }
+            f((&h + &p).view())
+        };
+        let b = target
+            .check(&broken, x, &experiment::non_identity(perms, m)?)
+            .map_err(|e| e.context("in the negative control f(X + P), P = index signal p·1.0"))?;
+        negative_held = b.holds;
+        controls.push(Control::broken("broken layer (f + index signal p·1.0)", &b));
+    }
+    stage("diagnosis", 0.7)?;
+    let xu = x.mapv(|v| U::from_f64(v.to_f64()));
+    let diagnosis = match target.check(g, xu.view(), perms) {
+        Ok(other) => {
+            let (e32, e64, tol64) = if T::DTYPE == Dtype::F32 {
+                (report.max_abs_error, other.max_abs_error, other.tolerance)
+            } else {
+                (other.max_abs_error, report.max_abs_error, report.tolerance)
+            };
+            Ok(Diagnosis::classify(e32, e64, tol64))
+        }
+        Err(e) if e.kind() == ErrorKind::Cancelled => return Err(e),
+        Err(e) => Err(crate::present::prose::diagnosis_unavailable(U::DTYPE, &e)),
+    };
+    stage("difference", 0.9)?;
+    let (difference, output_dim) = target
+        .difference(
+            f,
+            x,
+            &report.worst.perm,
+            (report.worst.row, report.worst.col),
+        )
+        .map_err(|e| e.context("recomputing the worst permutation's difference"))?;
+    Ok(Parts {
+        report,
+        controls,
+        diagnosis,
+        negative_held,
+        output_dim,
+        difference,
+    })
+}
+
+/// Checks the caller's layer on `x` (see the module documentation).
+///
+/// # Errors
+/// An empty or non-finite `X`; conflicting or invalid permutation choices; a readout with the
+/// causal check, or a prefix without it; and every error of the layer itself in the check or
+/// the controls (with the stage as context). A failure of the layer on the other precision
+/// is reported in [`LayerCheckReport::diagnosis_unavailable`] instead.
+pub fn run(
+    layer: &UserLayer<'_>,
+    x: Input<'_>,
+    opts: &LayerCheckOptions,
+    ctx: &Context,
+) -> Result<LayerCheckReport> {
+    let (n, d) = x.dim();
+    match x {
+        Input::F32(v) => validate(v)?,
+        Input::F64(v) => validate(v)?,
+    }
+    let prefix =
+        match (opts.mask, opts.prefix) {
+            (Mask::Causal, _) if opts.readout != Readout::None => return Err(Error::invalid(
+                "readout",
+                opts.readout.name(),
+                "none with mask='causal' (the causal check compares the outputs at positions ≥ t)",
+            )),
+            (Mask::Causal, Some(t)) if t < 2 || t >= n => {
+                return Err(Error::invalid(
+                    "prefix",
+                    t,
+                    format!(
+                        "2..{} (at least two rows to permute and one output after them; n = {n})",
+                        n.saturating_sub(1)
+                    ),
+                ))
+            }
+            (Mask::Causal, Some(t)) => Some(t),
+            (Mask::Causal, None) if n < 3 => {
+                return Err(Error::invalid(
+                    "X rows for mask='causal'",
+                    n,
+                    "at least 3 (two rows to permute and one output after them)",
+                ))
+            }
+            (Mask::Causal, None) => Some(n - 1),
+            (Mask::None, Some(t)) => {
+                return Err(Error::invalid(
+                    "prefix",
+                    t,
+                    "no prefix without mask='causal' (it is the causal check's t)",
+                ))
+            }
+            (Mask::None, None) => None,
+        };
+    if let Readout::Row(i) = opts.readout {
+        if i >= n {
+            return Err(Error::invalid(
+                "readout row",
+                i,
+                format!("0..{n} (the rows of X)"),
+            ));
+        }
+    }
+    let m = prefix.unwrap_or(n);
+    let (perms, permutations) = permutations(opts, m)?;
+    let target = Target {
+        readout: opts.readout,
+        prefix,
+    };
+    let parts = match x {
+        Input::F32(v) => run_in(layer.f32, layer.f64, v, target, &perms, m, ctx)?,
+        Input::F64(v) => run_in(layer.f64, layer.f32, v, target, &perms, m, ctx)?,
+    };
+    let only_identity = perms.iter().all(Permutation::is_identity);
+    let note = if only_identity {
+        Some(crate::present::prose::only_identity(m))
+    } else if parts.negative_held {
+        Some(crate::present::prose::negative_control_held())
+    } else {
+        None
+    };
+    let r = parts.report;
+    let (diagnosis, diagnosis_unavailable) = match parts.diagnosis {
+        Ok(d) => (Some(d), None),
+        Err(why) => (None, Some(why)),
+    };
+    Ok(LayerCheckReport {
+        holds: r.holds,
+        verdict: r.verdict,
+        property: r.property,
+        equation: r.equation,
+        max_abs_error: r.max_abs_error,
+        max_rel_error: r.max_rel_error,
+        max_ulps: r.max_ulps,
+        tolerance: r.tolerance,
+        tolerance_derivation: r.tolerance_detail.derivation,
+        margin: r.margin,
+        permutations_checked: r.permutations_checked,
+        permutations,
+        worst: r.worst,
+        mask: opts.mask,
+        readout: opts.readout,
+        dtype: x.dtype(),
+        n,
+        dim: d,
+        output_dim: parts.output_dim,
+        prefix,
+        controls: parts.controls,
+        diagnosis,
+        diagnosis_unavailable,
+        note,
+        worst_difference: parts.difference,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::equivariance::{self, EquivarianceRequest};
+    use crate::api::layer_input::LayerInput;
+    use crate::layer::{InputSpec, LayerSpec, PosKind};
+    use crate::rng::RngKind;
+
+    /// The CLI's layer for `LayerInput` `a`, as a caller's function in both precisions, run
+    /// through [`run`], next to `attnlab equivariance` on the same request.
+    fn both(a: LayerInput, opts: LayerCheckOptions) -> (serde_json::Value, serde_json::Value) {
+        let req = EquivarianceRequest {
+            input: a.clone(),
+            ..Default::default()
+        };
+        let cli = equivariance::run(&req, &Context::default()).unwrap();
+        let inputs = a.inputs(&Context::default()).unwrap();
+        let spec = a.spec(crate::layer::LayerKind::Attention, Readout::None);
+        let f64_layer = spec.build::<f64>(&inputs).unwrap();
+        let f32_layer = spec.build::<f32>(&inputs).unwrap();
+        let layer = UserLayer {
+            f32: &*f32_layer,
+            f64: &*f64_layer,
+        };
+        let x32 = inputs.x.mapv(|v| v as f32);
+        let x = match a.dtype {
+            Dtype::F32 => Input::F32(x32.view()),
+            _ => Input::F64(inputs.x.view()),
+        };
+        let mine = run(&layer, x, &opts, &Context::default()).unwrap();
+        (
+            serde_json::to_value(&cli).unwrap(),
+            serde_json::to_value(&mine).unwrap(),
+        )
+    }
+
+    const SHARED: &[&str] = &[
+        "holds",
+        "verdict",
+        "property",
+        "equation",
+        "max_abs_error",
+        "max_rel_error",
+        "max_ulps",
+        "tolerance",
+        "tolerance_derivation",
+        "margin",
+        "permutations_checked",
+        "permutations",
+        "worst",
+        "mask",
+        "readout",
+        "dtype",
+        "n",
+        "dim",
+    ];
+
+    #[test]
+    fn the_course_layer_as_a_function_gives_the_cli_report() {
+        for (pos, dtype) in [
+            (PosKind::None, Dtype::F64),
+            (PosKind::Index, Dtype::F64),
+            (PosKind::None, Dtype::F32),
+        ] {
+            let a = LayerInput {
+                rng: RngKind::Numpy,
+                pos,
+                dtype,
+                ..LayerInput::default()
+            };
+            let (cli, mine) = both(a, LayerCheckOptions::default());
+            for k in SHARED {
+                assert_eq!(cli[k], mine[k], "{pos:?} {dtype:?}: {k}");
+            }
+            assert_eq!(cli["controls"][0], mine["controls"][0]);
+            // The CLI's broken layer is attention + p·1.0; f(X + P) is that same layer when f
+            // is the bare attention (with --pos index, f already adds p·0.1 of its own).
+            if pos == PosKind::None {
+                for k in ["max_abs_error", "margin", "ok"] {
+                    assert_eq!(cli["controls"][1][k], mine["controls"][1][k], "{k}");
+                }
+            }
+            // In f64 the diagnosis evaluates both on the same f32 copy of X: identical. In f32
+            // the CLI's f64 run uses the f64 draw, the function's the widened f32 X.
+            if dtype == Dtype::F64 {
+                assert_eq!(cli["diagnosis"], mine["diagnosis"]);
+            } else {
+                assert_eq!(
+                    cli["diagnosis"]["conclusion"],
+                    mine["diagnosis"]["conclusion"]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn samples_and_seed_draw_the_cli_permutations() {
+        let a = LayerInput {
+            n: Some(9),
+            seed: 5,
+            ..LayerInput::default()
+        };
+        let (cli, mine) = both(
+            a,
+            LayerCheckOptions {
+                seed: 5,
+                ..Default::default()
+            },
+        );
+        for k in SHARED {
+            assert_eq!(cli[k], mine[k], "{k}");
+        }
+    }
+
+    fn course() -> crate::layer::Inputs {
+        InputSpec {
+            rng: RngKind::Numpy,
+            n: Some(5),
+            ..InputSpec::default()
+        }
+        .build()
+        .unwrap()
+    }
+
+    #[test]
+    fn causal_attention_is_prefix_invariant_and_bare_attention_is_too() {
+        let inputs = course();
+        let spec = LayerSpec {
+            mask: Mask::Causal,
+            ..LayerSpec::default()
+        };
+        let f64_layer = spec.build::<f64>(&inputs).unwrap();
+        let f32_layer = spec.build::<f32>(&inputs).unwrap();
+        let layer = UserLayer {
+            f32: &*f32_layer,
+            f64: &*f64_layer,
+        };
+        let opts = LayerCheckOptions {
+            mask: Mask::Causal,
+            ..Default::default()
+        };
+        let r = run(
+            &layer,
+            Input::F64(inputs.x.view()),
+            &opts,
+            &Context::default(),
+        )
+        .unwrap();
+        assert!(r.holds, "{r:?}");
+        assert_eq!(r.prefix, Some(4));
+        assert_eq!(r.permutations_checked, 24);
+        assert_eq!(r.worst_difference.first_row, 4);
+        assert_eq!(r.worst_difference.values.len(), 1);
+        assert!(r.controls.iter().all(|c| c.ok), "{:?}", r.controls);
+        // Equivariance fails for the causal layer: the mask sees the order.
+        let eq = run(
+            &layer,
+            Input::F64(inputs.x.view()),
+            &LayerCheckOptions::default(),
+            &Context::default(),
+        )
+        .unwrap();
+        assert!(!eq.holds);
+        assert_eq!(
+            eq.diagnosis.unwrap().conclusion,
+            experiment::Conclusion::Structural
+        );
+    }
+
+    #[test]
+    fn a_failing_second_precision_leaves_the_check_and_says_why() {
+        let inputs = course();
+        let spec = LayerSpec::default();
+        let f64_layer = spec.build::<f64>(&inputs).unwrap();
+        let refuse = |_: ArrayView2<f32>| Err(Error::layer("f raised TypeError: no f32"));
+        let layer = UserLayer {
+            f32: &refuse,
+            f64: &*f64_layer,
+        };
+        let r = run(
+            &layer,
+            Input::F64(inputs.x.view()),
+            &LayerCheckOptions::default(),
+            &Context::default(),
+        )
+        .unwrap();
+        assert!(r.holds);
+        assert!(r.diagnosis.is_none());
+        let why = r.diagnosis_unavailable.unwrap();
+        assert!(why.contains("float32") && why.contains("no f32"), "{why}");
+    }
+
+    #[test]
+    fn layer_errors_name_the_stage_and_bad_options_are_refused() {
+        let x = Array2::<f64>::ones((3, 2));
+        let calls = std::cell::Cell::new(0);
+        // Fails on its third call: inside the main check.
+        let flaky = |h: ArrayView2<f64>| {
+            calls.set(calls.get() + 1);
+            if calls.get() == 3 {
+                Err(Error::layer("f raised ValueError: third call"))
+            } else {
+                Ok(h.to_owned())
+            }
+        };
+        let f32_layer = |h: ArrayView2<f32>| Ok(h.to_owned());
+        let layer = UserLayer {
+            f32: &f32_layer,
+            f64: &flaky,
+        };
+        let ctx = Context::default();
+        let e = run(&layer, Input::F64(x.view()), &Default::default(), &ctx).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Layer);
+        assert!(
+            e.message()
+                .starts_with("in the check f(ΠH) = Π f(H): f raised"),
+            "{e}"
+        );
+        let ok = |h: ArrayView2<f64>| Ok(h.to_owned());
+        let layer = UserLayer {
+            f32: &f32_layer,
+            f64: &ok,
+        };
+        let bad = |opts: LayerCheckOptions, needle: &str| {
+            let e = run(&layer, Input::F64(x.view()), &opts, &ctx).unwrap_err();
+            assert!(e.to_string().contains(needle), "{e}");
+        };
+        bad(
+            LayerCheckOptions {
+                exhaustive: true,
+                samples: Some(3),
+                ..Default::default()
+            },
+            "at most one of perms, samples, exhaustive",
+        );
+        bad(
+            LayerCheckOptions {
+                perms: Some(vec![vec![0, 1]]),
+                ..Default::default()
+            },
+            "a permutation of the 3 positions",
+        );
+        bad(
+            LayerCheckOptions {
+                perms: Some(vec![vec![0, 0, 1]]),
+                ..Default::default()
+            },
+            "each of 0..2 exactly once",
+        );
+        bad(
+            LayerCheckOptions {
+                prefix: Some(2),
+                ..Default::default()
+            },
+            "without mask='causal'",
+        );
+        bad(
+            LayerCheckOptions {
+                mask: Mask::Causal,
+                readout: Readout::Mean,
+                ..Default::default()
+            },
+            "none with mask='causal'",
+        );
+        let mut nan = x.clone();
+        nan[[1, 0]] = f64::NAN;
+        let e = run(&layer, Input::F64(nan.view()), &Default::default(), &ctx).unwrap_err();
+        assert!(e.to_string().contains("X[1, 0]"), "{e}");
+    }
+
+    #[test]
+    fn a_layer_that_centres_rows_hides_the_index_signal_and_the_report_says_so() {
+        // f(H) = H − row mean: the index signal adds p to every entry of row p, which the
+        // centring removes, so the negative control cannot break.
+        fn centre<T: Real>(h: ArrayView2<T>) -> Result<Array2<T>> {
+            let mut out = h.to_owned();
+            for mut row in out.rows_mut() {
+                let m = row.iter().fold(T::zero(), |a, &b| a + b) / T::from_f64(row.len() as f64);
+                row.mapv_inplace(|v| v - m);
+            }
+            Ok(out)
+        }
+        let layer = UserLayer {
+            f32: &centre::<f32>,
+            f64: &centre::<f64>,
+        };
+        let x = ndarray::array![[0.5, 1.0, -2.0], [3.0, 0.25, 1.0], [-1.0, 2.0, 0.0]];
+        let r = run(
+            &layer,
+            Input::F64(x.view()),
+            &Default::default(),
+            &Context::default(),
+        )
+        .unwrap();
+        assert!(r.holds);
+        assert!(!r.controls[1].ok);
+        assert!(r.note.unwrap().contains("negative control"));
+    }
+}

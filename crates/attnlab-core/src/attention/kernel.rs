@@ -1,0 +1,687 @@
+//! The fused, blocked attention forward for `f32` and `f64`.
+//!
+//! One building block does every product: a register-blocked micro-kernel
+//! `C[i, j] (=|+=) Σ_p A[i, p]·B[p, j]` for [`MR`] = 6 rows of `A`, packed as a micro-panel
+//! `[p][i]` by [`pack_a`], and `NR` contiguous columns of a row-major `B` (16 `f32` / 8 `f64`:
+//! two 256-bit registers). Every `C[i, j]` is the fused multiply-add chain
+//! `acc ← fma(A[i, p], B[p, j], acc)` for `p = 0, 1, …` in order, whatever its position in the
+//! block, and the AVX2 + FMA version returns the same bits as the portable one (both use correctly
+//! rounded fused multiply-adds; tested).
+//!
+//! A tile of [`BQ`] queries is computed *transposed*, queries along the SIMD lanes:
+//! `Sᵀ = K_b·Q_tᵀ` for a block `b` of [`BK`] keys (rows = keys, columns = queries), masked entries
+//! −∞, then per query `i` (one lane): `m' = max(m, max_{j∈b} s_ji)`, `p_ji = exp((s_ji − m')/√d_k)`,
+//! `α = exp((m − m')/√d_k)`, `l ← α·l + Σ_{j∈b} p_ji` (summed in key order),
+//! `Oᵀ ← α·Oᵀ + V_bᵀ·P` and finally `O = (Oᵀ/l)ᵀ` ([`forward_tile`], the online softmax: the
+//! n × n matrix never exists, the buffers are `BK × BQ` and `d_v × BQ`). [`weights_tile`] is the
+//! path that returns `A`: one block of all keys, `A = P/l` written out, `O = A·V`.
+//! Every operation on query `i` depends only on `i`'s own lane and the keys in order, so a row's
+//! result does not depend on the tile it landed in.
+//!
+//! Tiles are fixed by n alone (`[k·BQ, (k+1)·BQ)`), each is computed by one thread and results
+//! are gathered in tile order, so the output is bit-identical for any number of rayon threads.
+
+use rayon::prelude::*;
+
+use super::exp;
+use crate::Real;
+
+/// Rows per micro-kernel call.
+pub(crate) const MR: usize = 6;
+/// Queries per tile (a multiple of every `NR`); tile boundaries are multiples of `BQ`.
+pub(crate) const BQ: usize = 48;
+/// Keys per block of the online softmax (a multiple of [`MR`]).
+pub(crate) const BK: usize = 240;
+
+/// The two floating-point types with fused kernels.
+pub(crate) trait Float: Real {
+    /// Panel width: columns of `B` per micro-kernel call (two 256-bit registers).
+    const NR: usize;
+    /// `a·b + c` with one rounding.
+    fn fma(a: Self, b: Self, c: Self) -> Self;
+    /// The vectorised exponential's scalar definition ([`exp::exp_f32`] / [`exp::exp_f64`]).
+    fn vexp(x: Self) -> Self;
+    /// The micro-kernel with the fastest instruction set this CPU has: for `i < MR`, `j < NR`,
+    /// `acc[i][j] = Σ_p a[p·MR + i]·b[p·ldb + j]` (one in-order FMA chain), then rows `i < m`,
+    /// columns `j < ncols` of `c` become `acc` (or `c + acc` when `add`).
+    ///
+    /// # Safety
+    /// `a` must be readable at `p·MR + i` for `p < t`, `i < MR` (a micro-panel from [`pack_a`]);
+    /// `b` at `p·ldb + j` for `p < t`, `j < NR`; `c` writable (and readable when `add`) at
+    /// `i·ldc + j` for `i < m`, `j < ncols`; `m ≤ MR`, `ncols ≤ NR`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn mk(
+        m: usize,
+        a: *const Self,
+        b: *const Self,
+        ldb: usize,
+        t: usize,
+        c: *mut Self,
+        ldc: usize,
+        ncols: usize,
+        add: bool,
+    );
+    /// For each row `j` of `s` (`rows × BQ`, row-major) and lane `i < BQ`:
+    /// `s[j, i] ← exp((s[j, i] − m[i])·c)` and `sum[i] ← sum[i] + s[j, i]`, rows in order.
+    fn exp_cols(s: &mut [Self], rows: usize, m: &[Self], c: Self, sum: &mut [Self]);
+}
+
+/// Test switch: run the portable kernels even where AVX2 + FMA exist (they return the same bits,
+/// so other tests running meanwhile are unaffected except in speed).
+#[cfg(test)]
+pub(crate) static FORCE_PORTABLE: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+fn has_avx2_fma() -> bool {
+    #[cfg(test)]
+    if FORCE_PORTABLE.load(std::sync::atomic::Ordering::Relaxed) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Portable micro-kernel: the definition the SIMD kernels reproduce bit for bit.
+///
+/// # Safety
+/// As [`Float::mk`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn mk_portable<F: Float, const NR: usize>(
+    m: usize,
+    a: *const F,
+    b: *const F,
+    ldb: usize,
+    t: usize,
+    c: *mut F,
+    ldc: usize,
+    ncols: usize,
+    add: bool,
+) {
+    let mut acc = [[F::zero(); NR]; MR];
+    for p in 0..t {
+        for (i, row) in acc.iter_mut().enumerate() {
+            // SAFETY: p < t, i < MR, within the caller's bounds.
+            let av = unsafe { *a.add(p * MR + i) };
+            for (j, x) in row.iter_mut().enumerate() {
+                // SAFETY: p < t, j < NR.
+                *x = F::fma(av, unsafe { *b.add(p * ldb + j) }, *x);
+            }
+        }
+    }
+    for (i, row) in acc.iter().enumerate().take(m) {
+        for (j, &x) in row.iter().enumerate().take(ncols) {
+            // SAFETY: i < m, j < ncols.
+            let cij = unsafe { &mut *c.add(i * ldc + j) };
+            *cij = if add { *cij + x } else { x };
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use std::arch::x86_64::*;
+
+    /// AVX2 + FMA micro-kernel for `f32`, 16 columns (two registers) per row.
+    ///
+    /// # Safety
+    /// As `Float::mk`, and the CPU supports AVX2 and FMA.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn mk_f32(
+        m: usize,
+        a: *const f32,
+        b: *const f32,
+        ldb: usize,
+        t: usize,
+        c: *mut f32,
+        ldc: usize,
+        ncols: usize,
+        add: bool,
+    ) {
+        const MR: usize = super::MR;
+        let mut acc0 = [_mm256_setzero_ps(); MR];
+        let mut acc1 = [_mm256_setzero_ps(); MR];
+        let step = |p: usize, acc0: &mut [__m256; MR], acc1: &mut [__m256; MR]| {
+            // SAFETY (this block and the loads below): in bounds by the caller's contract.
+            let b0 = _mm256_loadu_ps(b.add(p * ldb));
+            let b1 = _mm256_loadu_ps(b.add(p * ldb + 8));
+            let ap = a.add(p * MR);
+            for i in 0..MR {
+                let av = _mm256_broadcast_ss(&*ap.add(i));
+                acc0[i] = _mm256_fmadd_ps(av, b0, acc0[i]);
+                acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
+            }
+        };
+        // Unrolled by 4: the same operations in the same order (measured ~6% fewer cycles).
+        let mut p = 0;
+        while p + 4 <= t {
+            step(p, &mut acc0, &mut acc1);
+            step(p + 1, &mut acc0, &mut acc1);
+            step(p + 2, &mut acc0, &mut acc1);
+            step(p + 3, &mut acc0, &mut acc1);
+            p += 4;
+        }
+        while p < t {
+            step(p, &mut acc0, &mut acc1);
+            p += 1;
+        }
+        for i in 0..m {
+            let ci = c.add(i * ldc);
+            if ncols == 16 {
+                let (mut x0, mut x1) = (acc0[i], acc1[i]);
+                if add {
+                    x0 = _mm256_add_ps(_mm256_loadu_ps(ci), x0);
+                    x1 = _mm256_add_ps(_mm256_loadu_ps(ci.add(8)), x1);
+                }
+                _mm256_storeu_ps(ci, x0);
+                _mm256_storeu_ps(ci.add(8), x1);
+            } else {
+                let mut tmp = [0f32; 16];
+                _mm256_storeu_ps(tmp.as_mut_ptr(), acc0[i]);
+                _mm256_storeu_ps(tmp.as_mut_ptr().add(8), acc1[i]);
+                for (j, &x) in tmp.iter().enumerate().take(ncols) {
+                    let cij = &mut *ci.add(j);
+                    *cij = if add { *cij + x } else { x };
+                }
+            }
+        }
+    }
+
+    /// AVX2 + FMA micro-kernel for `f64`, 8 columns (two registers) per row.
+    ///
+    /// # Safety
+    /// As `Float::mk`, and the CPU supports AVX2 and FMA.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn mk_f64(
+        m: usize,
+        a: *const f64,
+        b: *const f64,
+        ldb: usize,
+        t: usize,
+        c: *mut f64,
+        ldc: usize,
+        ncols: usize,
+        add: bool,
+    ) {
+        const MR: usize = super::MR;
+        let mut acc0 = [_mm256_setzero_pd(); MR];
+        let mut acc1 = [_mm256_setzero_pd(); MR];
+        let step = |p: usize, acc0: &mut [__m256d; MR], acc1: &mut [__m256d; MR]| {
+            // SAFETY (this block and the loads below): in bounds by the caller's contract.
+            let b0 = _mm256_loadu_pd(b.add(p * ldb));
+            let b1 = _mm256_loadu_pd(b.add(p * ldb + 4));
+            let ap = a.add(p * MR);
+            for i in 0..MR {
+                let av = _mm256_broadcast_sd(&*ap.add(i));
+                acc0[i] = _mm256_fmadd_pd(av, b0, acc0[i]);
+                acc1[i] = _mm256_fmadd_pd(av, b1, acc1[i]);
+            }
+        };
+        // Unrolled by 4: the same operations in the same order (measured ~6% fewer cycles).
+        let mut p = 0;
+        while p + 4 <= t {
+            step(p, &mut acc0, &mut acc1);
+            step(p + 1, &mut acc0, &mut acc1);
+            step(p + 2, &mut acc0, &mut acc1);
+            step(p + 3, &mut acc0, &mut acc1);
+            p += 4;
+        }
+        while p < t {
+            step(p, &mut acc0, &mut acc1);
+            p += 1;
+        }
+        for i in 0..m {
+            let ci = c.add(i * ldc);
+            if ncols == 8 {
+                let (mut x0, mut x1) = (acc0[i], acc1[i]);
+                if add {
+                    x0 = _mm256_add_pd(_mm256_loadu_pd(ci), x0);
+                    x1 = _mm256_add_pd(_mm256_loadu_pd(ci.add(4)), x1);
+                }
+                _mm256_storeu_pd(ci, x0);
+                _mm256_storeu_pd(ci.add(4), x1);
+            } else {
+                let mut tmp = [0f64; 8];
+                _mm256_storeu_pd(tmp.as_mut_ptr(), acc0[i]);
+                _mm256_storeu_pd(tmp.as_mut_ptr().add(4), acc1[i]);
+                for (j, &x) in tmp.iter().enumerate().take(ncols) {
+                    let cij = &mut *ci.add(j);
+                    *cij = if add { *cij + x } else { x };
+                }
+            }
+        }
+    }
+
+    /// See `Float::exp_cols` (same operations as the portable version).
+    ///
+    /// # Safety
+    /// The CPU supports AVX2 and FMA; `s` holds `rows × BQ` values, `m` and `sum` `BQ`.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn exp_cols_f32(s: &mut [f32], rows: usize, m: &[f32], c: f32, sum: &mut [f32]) {
+        const BQ: usize = super::BQ;
+        assert!(s.len() >= rows * BQ && m.len() >= BQ && sum.len() >= BQ);
+        let vc = _mm256_set1_ps(c);
+        for k in (0..BQ).step_by(8) {
+            let vm = _mm256_loadu_ps(m.as_ptr().add(k));
+            let mut acc = _mm256_loadu_ps(sum.as_ptr().add(k));
+            for j in 0..rows {
+                let ptr = s.as_mut_ptr().add(j * BQ + k);
+                let x = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(ptr), vm), vc);
+                let e = crate::attention::exp::avx2::exp_ps(x);
+                _mm256_storeu_ps(ptr, e);
+                acc = _mm256_add_ps(acc, e);
+            }
+            _mm256_storeu_ps(sum.as_mut_ptr().add(k), acc);
+        }
+    }
+
+    /// See `Float::exp_cols` (same operations as the portable version).
+    ///
+    /// # Safety
+    /// The CPU supports AVX2 and FMA; `s` holds `rows × BQ` values, `m` and `sum` `BQ`.
+    #[target_feature(enable = "avx2,fma")]
+    pub unsafe fn exp_cols_f64(s: &mut [f64], rows: usize, m: &[f64], c: f64, sum: &mut [f64]) {
+        const BQ: usize = super::BQ;
+        assert!(s.len() >= rows * BQ && m.len() >= BQ && sum.len() >= BQ);
+        let vc = _mm256_set1_pd(c);
+        for k in (0..BQ).step_by(4) {
+            let vm = _mm256_loadu_pd(m.as_ptr().add(k));
+            let mut acc = _mm256_loadu_pd(sum.as_ptr().add(k));
+            for j in 0..rows {
+                let ptr = s.as_mut_ptr().add(j * BQ + k);
+                let x = _mm256_mul_pd(_mm256_sub_pd(_mm256_loadu_pd(ptr), vm), vc);
+                let e = crate::attention::exp::avx2::exp_pd(x);
+                _mm256_storeu_pd(ptr, e);
+                acc = _mm256_add_pd(acc, e);
+            }
+            _mm256_storeu_pd(sum.as_mut_ptr().add(k), acc);
+        }
+    }
+}
+
+fn exp_cols_portable<F: Float>(s: &mut [F], rows: usize, m: &[F], c: F, sum: &mut [F]) {
+    for row in s[..rows * BQ].chunks_exact_mut(BQ) {
+        for ((x, &mi), si) in row.iter_mut().zip(m).zip(sum.iter_mut()) {
+            *x = F::vexp((*x - mi) * c);
+            *si = *si + *x;
+        }
+    }
+}
+
+impl Float for f32 {
+    const NR: usize = 16;
+    #[inline]
+    fn fma(a: f32, b: f32, c: f32) -> f32 {
+        a.mul_add(b, c)
+    }
+    #[inline]
+    fn vexp(x: f32) -> f32 {
+        exp::exp_f32(x)
+    }
+    unsafe fn mk(
+        m: usize,
+        a: *const f32,
+        b: *const f32,
+        ldb: usize,
+        t: usize,
+        c: *mut f32,
+        ldc: usize,
+        ncols: usize,
+        add: bool,
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2_fma() {
+            // SAFETY: AVX2 and FMA detected; bounds are the caller's contract.
+            return unsafe { avx2::mk_f32(m, a, b, ldb, t, c, ldc, ncols, add) };
+        }
+        // SAFETY: the caller's contract.
+        unsafe { mk_portable::<f32, 16>(m, a, b, ldb, t, c, ldc, ncols, add) }
+    }
+    fn exp_cols(s: &mut [f32], rows: usize, m: &[f32], c: f32, sum: &mut [f32]) {
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2_fma() {
+            // SAFETY: AVX2 and FMA detected; the lengths are asserted inside.
+            return unsafe { avx2::exp_cols_f32(s, rows, m, c, sum) };
+        }
+        exp_cols_portable(s, rows, m, c, sum)
+    }
+}
+
+impl Float for f64 {
+    const NR: usize = 8;
+    #[inline]
+    fn fma(a: f64, b: f64, c: f64) -> f64 {
+        a.mul_add(b, c)
+    }
+    #[inline]
+    fn vexp(x: f64) -> f64 {
+        exp::exp_f64(x)
+    }
+    unsafe fn mk(
+        m: usize,
+        a: *const f64,
+        b: *const f64,
+        ldb: usize,
+        t: usize,
+        c: *mut f64,
+        ldc: usize,
+        ncols: usize,
+        add: bool,
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2_fma() {
+            // SAFETY: AVX2 and FMA detected; bounds are the caller's contract.
+            return unsafe { avx2::mk_f64(m, a, b, ldb, t, c, ldc, ncols, add) };
+        }
+        // SAFETY: the caller's contract.
+        unsafe { mk_portable::<f64, 8>(m, a, b, ldb, t, c, ldc, ncols, add) }
+    }
+    fn exp_cols(s: &mut [f64], rows: usize, m: &[f64], c: f64, sum: &mut [f64]) {
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2_fma() {
+            // SAFETY: AVX2 and FMA detected; the lengths are asserted inside.
+            return unsafe { avx2::exp_cols_f64(s, rows, m, c, sum) };
+        }
+        exp_cols_portable(s, rows, m, c, sum)
+    }
+}
+
+/// Packs the rows `0..rows` of `x` (`t` columns) into micro-panels of [`MR`] rows: group `g`
+/// holds `x[g·MR + i, p]` at `g·t·MR + p·MR + i` (zero for rows past `rows`).
+pub(crate) fn pack_a<F: Float>(x: ndarray::ArrayView2<F>, out: &mut Vec<F>) {
+    let (rows, t) = x.dim();
+    out.clear();
+    out.resize(rows.div_ceil(MR) * t * MR, F::zero());
+    for (r, row) in x.rows().into_iter().enumerate() {
+        let dst = &mut out[(r / MR) * t * MR..(r / MR + 1) * t * MR];
+        for (p, &v) in row.iter().enumerate() {
+            dst[p * MR + r % MR] = v;
+        }
+    }
+}
+
+/// `x` row-major with its columns padded with zeros to a multiple of `NR` (so whole panels can
+/// be read); returns the buffer and its row stride.
+pub(crate) fn pad_cols<F: Float>(x: ndarray::ArrayView2<F>) -> (Vec<F>, usize) {
+    let (rows, cols) = x.dim();
+    let ld = cols.div_ceil(F::NR) * F::NR;
+    let mut out = vec![F::zero(); rows * ld];
+    for (r, row) in x.rows().into_iter().enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            out[r * ld + j] = v;
+        }
+    }
+    (out, ld)
+}
+
+/// `C[r, :] (=|+=) Σ_p A[r, p]·B[p, :]` for `r < rows`: `A` packed by [`pack_a`] (`t` columns),
+/// `B` row-major with row stride `ldb` and at least `ncols` rounded up to `NR` readable columns,
+/// `C` row-major with row stride `ldc`, `ncols` columns written.
+#[allow(clippy::too_many_arguments)]
+fn gemm<F: Float>(
+    ap: &[F],
+    rows: usize,
+    t: usize,
+    b: &[F],
+    ldb: usize,
+    c: &mut [F],
+    ldc: usize,
+    ncols: usize,
+    add: bool,
+) {
+    let nr = F::NR;
+    let panels = ncols.div_ceil(nr);
+    assert!(ap.len() >= rows.div_ceil(MR) * t * MR, "gemm: A too short");
+    assert!(
+        t == 0 || panels == 0 || b.len() >= (t - 1) * ldb + panels * nr,
+        "gemm: B too short"
+    );
+    assert!(
+        rows == 0 || c.len() >= (rows - 1) * ldc + ncols,
+        "gemm: C too short"
+    );
+    for g in 0..rows.div_ceil(MR) {
+        let mr = MR.min(rows - g * MR);
+        for q in 0..panels {
+            let nc = nr.min(ncols - q * nr);
+            // SAFETY: the asserts above: group g of A has t·MR entries, B rows p < t hold
+            // columns q·NR..(q+1)·NR, and C rows g·MR..g·MR+mr hold columns q·NR..q·NR+nc.
+            unsafe {
+                F::mk(
+                    mr,
+                    ap.as_ptr().add(g * t * MR),
+                    b.as_ptr().add(q * nr),
+                    ldb,
+                    t,
+                    c.as_mut_ptr().add(g * MR * ldc + q * nr),
+                    ldc,
+                    nc,
+                    add,
+                );
+            }
+        }
+    }
+}
+
+/// `C = A·B` for a row-major `A` (`m × t`) and `B` from [`pad_cols`] (`t × ncols`, stride
+/// `ldb`); returns row-major `C` (`m × ncols`). Rows are split into blocks of [`BQ`] computed in
+/// parallel; each entry is one in-order FMA chain over `p`.
+pub(crate) fn matmul<F: Float>(
+    a: ndarray::ArrayView2<F>,
+    b: &[F],
+    ldb: usize,
+    ncols: usize,
+) -> Vec<F> {
+    let (m, t) = a.dim();
+    let mut c = vec![F::zero(); m * ncols];
+    if ncols == 0 {
+        return c;
+    }
+    c.par_chunks_mut(BQ * ncols)
+        .enumerate()
+        .for_each(|(blk, cb)| {
+            let rows = cb.len() / ncols;
+            let mut ap = Vec::new();
+            pack_a(a.slice(ndarray::s![blk * BQ..blk * BQ + rows, ..]), &mut ap);
+            gemm(&ap, rows, t, b, ldb, cb, ncols, ncols, false);
+        });
+    c
+}
+
+/// One head's operands, packed once and shared by all tiles.
+pub(crate) struct Head<'a, F> {
+    /// Queries (n × dk).
+    pub q: ndarray::ArrayView2<'a, F>,
+    /// `K` (n × dk) packed by [`pack_a`]: groups of 6 keys.
+    pub kp: Vec<F>,
+    /// `Vᵀ` (dv × n) packed by [`pack_a`]: groups of 6 value columns.
+    pub vtp: Vec<F>,
+    /// Sequence length.
+    pub n: usize,
+    /// Query/key width.
+    pub dk: usize,
+    /// Value width.
+    pub dv: usize,
+    /// Whether query `i` sees only keys `j ≤ i`.
+    pub causal: bool,
+    /// `1/√d_k`.
+    pub inv_scale: F,
+}
+
+impl<F: Float> Head<'_, F> {
+    /// `Q_tᵀ` for queries `i0..i1`: `dk × BQ` row-major, columns past the tile zero.
+    fn qt(&self, i0: usize, i1: usize) -> Vec<F> {
+        let mut qt = vec![F::zero(); self.dk * BQ];
+        for (r, row) in self
+            .q
+            .slice(ndarray::s![i0..i1, ..])
+            .rows()
+            .into_iter()
+            .enumerate()
+        {
+            for (p, &v) in row.iter().enumerate() {
+                qt[p * BQ + r] = v;
+            }
+        }
+        qt
+    }
+
+    /// `Sᵀ[jj, r] = Σ_p K[j0 + jj, p]·Q[i0 + r, p]` for `jj < jn` (`j0` a multiple of [`MR`]) and
+    /// all `BQ` lanes, into `st` (`jn × BQ` row-major); causal entries `j > i` become −∞.
+    fn scores_t(&self, qt: &[F], i0: usize, j0: usize, jn: usize, st: &mut [F]) {
+        debug_assert!(j0.is_multiple_of(MR));
+        let kp = &self.kp[j0 * self.dk..];
+        gemm(kp, jn, self.dk, qt, BQ, st, BQ, BQ, false);
+        if self.causal && j0 + jn > i0 + 1 {
+            let neg_inf = F::from_f64(f64::NEG_INFINITY);
+            for jj in 0..jn {
+                let j = j0 + jj;
+                // Lanes r with i0 + r < j are masked.
+                let masked = j.saturating_sub(i0).min(BQ);
+                st[jj * BQ..jj * BQ + masked].fill(neg_inf);
+            }
+        }
+    }
+
+    /// `Oᵀ[c, r] (+)= Σ_{jj<jn} V[j0 + jj, c]·P[jj, r]` for `c < dv` and all `BQ` lanes, with `P`
+    /// given as `jn × BQ` row-major; `Oᵀ` is `dv × BQ` row-major.
+    fn times_v(&self, p: &[F], j0: usize, jn: usize, ot: &mut [F], add: bool) {
+        let n = self.n;
+        for g in 0..self.dv.div_ceil(MR) {
+            let rows = MR.min(self.dv - g * MR);
+            let a = &self.vtp[g * n * MR + j0 * MR..];
+            gemm(a, rows, jn, p, BQ, &mut ot[g * MR * BQ..], BQ, BQ, add);
+        }
+    }
+
+    /// Keys query rows `i0..i1` need: all n, or `0..i1` under the causal mask.
+    fn key_end(&self, i1: usize) -> usize {
+        if self.causal {
+            i1
+        } else {
+            self.n
+        }
+    }
+}
+
+/// Per lane: `m[i] ← max(m[i], max_j s[j, i])` over the `rows × BQ` block `s`.
+fn col_max<F: Float>(s: &[F], rows: usize, m: &mut [F]) {
+    for row in s[..rows * BQ].chunks_exact(BQ) {
+        for (mi, &x) in m.iter_mut().zip(row) {
+            if x > *mi {
+                *mi = x;
+            }
+        }
+    }
+}
+
+/// The fused forward of query rows `i0..i1` of one head (online softmax over key blocks; see the
+/// module docs). Returns `O` row-major, `(i1 − i0) × dv`.
+pub(crate) fn forward_tile<F: Float>(h: &Head<'_, F>, i0: usize, i1: usize) -> Vec<F> {
+    let rows = i1 - i0;
+    let neg_inf = F::from_f64(f64::NEG_INFINITY);
+    let qt = h.qt(i0, i1);
+    let mut st = vec![F::zero(); BK * BQ];
+    let mut ot = vec![F::zero(); h.dv * BQ];
+    let mut m = [neg_inf; BQ];
+    let mut m_new = [neg_inf; BQ];
+    let mut l = [F::zero(); BQ];
+    let mut lb = [F::zero(); BQ];
+    let kend = h.key_end(i1);
+    let mut j0 = 0;
+    while j0 < kend {
+        let jn = BK.min(kend - j0);
+        h.scores_t(&qt, i0, j0, jn, &mut st);
+        m_new.copy_from_slice(&m);
+        col_max(&st, jn, &mut m_new);
+        // A lane with nothing visible yet (impossible for the causal mask, whose first block
+        // holds key 0) keeps m = −∞; exp(−∞ − (−∞)) would be NaN, so shift by 0 instead: its
+        // scores are all −∞ and give exactly 0.
+        let shift: [F; BQ] = std::array::from_fn(|r| {
+            if m_new[r] == neg_inf {
+                F::zero()
+            } else {
+                m_new[r]
+            }
+        });
+        lb.fill(F::zero());
+        F::exp_cols(&mut st, jn, &shift, h.inv_scale, &mut lb);
+        let mut rescale = false;
+        let alpha: [F; BQ] = std::array::from_fn(|r| {
+            if m_new[r] == m[r] {
+                F::one()
+            } else {
+                rescale = true;
+                F::vexp((m[r] - m_new[r]) * h.inv_scale)
+            }
+        });
+        for r in 0..BQ {
+            l[r] = if m_new[r] == m[r] {
+                l[r] + lb[r]
+            } else {
+                l[r] * alpha[r] + lb[r]
+            };
+        }
+        if rescale {
+            for row in ot.chunks_exact_mut(BQ) {
+                for (x, &a) in row.iter_mut().zip(&alpha) {
+                    *x = *x * a;
+                }
+            }
+        }
+        m = m_new;
+        h.times_v(&st, j0, jn, &mut ot, true);
+        j0 += jn;
+    }
+    let mut o = vec![F::zero(); rows * h.dv];
+    for c in 0..h.dv {
+        for r in 0..rows {
+            o[r * h.dv + c] = ot[c * BQ + r] / l[r];
+        }
+    }
+    o
+}
+
+/// The weights path for query rows `i0..i1`: writes rows of `A` into `a` (row-major,
+/// `(i1 − i0) × n`) and returns `O = A·V` for those rows (each entry one in-order FMA chain over
+/// the keys of the returned `A`).
+pub(crate) fn weights_tile<F: Float>(h: &Head<'_, F>, i0: usize, i1: usize, a: &mut [F]) -> Vec<F> {
+    let rows = i1 - i0;
+    let n = h.n;
+    let kend = h.key_end(i1);
+    let qt = h.qt(i0, i1);
+    let mut st = vec![F::zero(); kend.div_ceil(MR) * MR * BQ];
+    h.scores_t(&qt, i0, 0, kend, &mut st);
+    let mut m = [F::from_f64(f64::NEG_INFINITY); BQ];
+    col_max(&st, kend, &mut m);
+    let mut l = [F::zero(); BQ];
+    F::exp_cols(&mut st, kend, &m, h.inv_scale, &mut l);
+    for row in st[..kend * BQ].chunks_exact_mut(BQ) {
+        for (x, &li) in row.iter_mut().zip(&l) {
+            *x = *x / li;
+        }
+    }
+    // A rows (keys past kend are masked for every row of the tile and stay 0).
+    for j in 0..kend {
+        for r in 0..rows {
+            a[r * n + j] = st[j * BQ + r];
+        }
+    }
+    let mut ot = vec![F::zero(); h.dv * BQ];
+    h.times_v(&st, 0, kend, &mut ot, false);
+    let mut o = vec![F::zero(); rows * h.dv];
+    for c in 0..h.dv {
+        for r in 0..rows {
+            o[r * h.dv + c] = ot[c * BQ + r];
+        }
+    }
+    o
+}

@@ -1,0 +1,1094 @@
+//! Scaled dot-product self-attention, exactly as the course's numpy program computes it.
+//!
+//! For an input `H` (n tokens × d): `Q = H·Wq`, `K = H·Wk`, `V = H·Wv`,
+//! `A = softmax_row(Q·Kᵀ / √d_k)` and output `A·V`, where the row softmax subtracts each row's
+//! maximum before exponentiating (`e = exp(s − max s)`, `e / Σe`). With several heads the
+//! columns of `Q`, `K`, `V` are split into `h` equal blocks, each head attends with its own
+//! `d_k = cols/h`, and the concatenated head outputs are multiplied by `Wo`.
+//!
+//! For `f32` and `f64` the forward runs a fused, blocked kernel (`kernel.rs`): tiles of 48
+//! queries against all keys, register-blocked AVX2 + FMA micro-kernels (portable fallback with the
+//! same bits), the vectorised [`exp`], the online softmax when only the output is asked for
+//! ([`Attention::forward_output_only`], which never forms an n × n matrix), and both cores through
+//! rayon's global pool. Tiles are fixed by n alone and each is computed by one thread, so results
+//! are bit-identical for any number of threads. [`self_attention_reference`] is the same
+//! computation with plain loops, kept readable and tested against the fast paths;
+//! [`Attention::forward_unfused_with`] is the earlier ndarray-GEMM path that materialises every
+//! head's scores.
+//!
+//! Rounding differs from the reference (fused multiply-adds, `x·(1/√d_k)` for `x/√d_k`, the
+//! normalisation after the product with `V` in the online path), so results agree to a few ulps
+//! times the problem's condition, not bit for bit; the tests state the bounds.
+
+use std::any::{Any, TypeId};
+
+use ndarray::{s, Array2, ArrayView2, Axis};
+
+use crate::{Error, Real, Result};
+
+pub mod exp;
+mod kernel;
+
+use kernel::Float;
+
+/// The per-head query/key map of [`Attention::forward_with`].
+type QkHook<'a, T> = &'a dyn Fn(ArrayView2<T>) -> Result<Array2<T>>;
+
+crate::choice! {
+    /// Which key positions each query may attend to.
+    #[derive(Default)]
+    pub enum Mask("mask") {
+        #[default]
+        /// Every query attends to every key (unmasked; permutation equivariant).
+        None = "none",
+        /// Query `i` attends to keys `j ≤ i` only (scores for `j > i` are −∞ before the softmax).
+        /// Row `i` always keeps its diagonal, so no row can be fully masked.
+        Causal = "causal",
+    }
+}
+
+/// What a forward pass returns: the output and the attention weights of every head.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttentionOutput<T> {
+    /// The layer output (n × d_out).
+    pub output: Array2<T>,
+    /// Per head, the row-stochastic weight matrix `A` (n × n).
+    pub weights: Vec<Array2<T>>,
+}
+
+/// Row softmax in place: each row `s` becomes `exp(s − max s) / Σ exp(s − max s)`.
+/// Entries equal to −∞ (masked) become exactly 0.
+pub fn softmax_rows<T: Real>(scores: &mut Array2<T>) {
+    for mut row in scores.rows_mut() {
+        let max =
+            row.iter().copied().fold(
+                T::from_f64(f64::NEG_INFINITY),
+                |m, v| if v > m { v } else { m },
+            );
+        let mut sum = T::zero();
+        for v in row.iter_mut() {
+            *v = (*v - max).exp();
+            sum = sum + *v;
+        }
+        for v in row.iter_mut() {
+            *v = *v / sum;
+        }
+    }
+}
+
+/// A self-attention layer: projections, heads, an optional output projection and a mask.
+#[derive(Debug, Clone)]
+pub struct Attention<T> {
+    wq: Array2<T>,
+    wk: Array2<T>,
+    wv: Array2<T>,
+    wo: Option<Array2<T>>,
+    heads: usize,
+    mask: Mask,
+}
+
+impl<T: Real> Attention<T> {
+    /// A single-head layer without output projection — the course's `self_attention`.
+    ///
+    /// # Errors
+    /// Shapes that do not fit (see [`Attention::multi_head`]).
+    pub fn single(wq: Array2<T>, wk: Array2<T>, wv: Array2<T>, mask: Mask) -> Result<Self> {
+        Self::multi_head(wq, wk, wv, None, 1, mask)
+    }
+
+    /// A layer with `heads` heads. `Wq`, `Wk` are d × d_qk and `Wv` is d × d_v with both d_qk and
+    /// d_v divisible by `heads`; `Wo` (d_v × d_out) is required when `heads > 1`.
+    ///
+    /// # Errors
+    /// Mismatched rows, indivisible head counts, a missing `Wo`, or zero heads.
+    pub fn multi_head(
+        wq: Array2<T>,
+        wk: Array2<T>,
+        wv: Array2<T>,
+        wo: Option<Array2<T>>,
+        heads: usize,
+        mask: Mask,
+    ) -> Result<Self> {
+        let shape = |a: &Array2<T>| format!("{}×{}", a.nrows(), a.ncols());
+        if heads == 0 {
+            return Err(Error::invalid("heads", 0, "at least 1"));
+        }
+        let d = wq.nrows();
+        if d == 0 || wq.ncols() == 0 || wv.ncols() == 0 {
+            return Err(Error::shape(
+                "attention projections",
+                "non-empty matrices",
+                format!("Wq {}, Wv {}", shape(&wq), shape(&wv)),
+            ));
+        }
+        if wk.dim() != wq.dim() {
+            return Err(Error::shape("Wk", shape(&wq), shape(&wk)));
+        }
+        if wv.nrows() != d {
+            return Err(Error::shape(
+                "Wv",
+                format!("{d} rows (like Wq)"),
+                shape(&wv),
+            ));
+        }
+        if !wq.ncols().is_multiple_of(heads) || !wv.ncols().is_multiple_of(heads) {
+            return Err(Error::invalid(
+                "heads",
+                heads,
+                format!(
+                    "a divisor of the projection widths ({} and {})",
+                    wq.ncols(),
+                    wv.ncols()
+                ),
+            ));
+        }
+        match &wo {
+            Some(o) if o.nrows() != wv.ncols() => {
+                return Err(Error::shape(
+                    "Wo",
+                    format!("{} rows (Wv's columns)", wv.ncols()),
+                    shape(o),
+                ))
+            }
+            None if heads > 1 => {
+                return Err(Error::invalid(
+                    "Wo",
+                    "missing",
+                    "an output projection when heads > 1",
+                ))
+            }
+            _ => {}
+        }
+        Ok(Attention {
+            wq,
+            wk,
+            wv,
+            wo,
+            heads,
+            mask,
+        })
+    }
+
+    /// Input width d.
+    pub fn dim(&self) -> usize {
+        self.wq.nrows()
+    }
+
+    /// The mask.
+    pub fn mask(&self) -> Mask {
+        self.mask
+    }
+
+    /// The number of heads.
+    pub fn heads(&self) -> usize {
+        self.heads
+    }
+
+    /// Forward pass on `H` (n × d), returning the output and every head's weights `A`.
+    ///
+    /// Per head `h`: `A_h = softmax_row(Q_h·K_hᵀ/√d_k)` (with −∞ above the diagonal under the causal
+    /// mask) and `O_h = A_h·V_h`; the output is `[O_1 … O_h]·Wo` (or `O_1` without `Wo`). Forms the
+    /// n × n matrices because it returns them; use [`Attention::forward_output_only`] when only the
+    /// output is needed.
+    ///
+    /// ```
+    /// use attnlab_core::attention::{Attention, Mask};
+    /// use ndarray::{array, Array2};
+    /// let eye = Array2::<f64>::eye(2);
+    /// let layer = Attention::single(eye.clone(), eye.clone(), eye.clone(), Mask::None).unwrap();
+    /// let out = layer.forward(eye.view()).unwrap();
+    /// // Scores are I/√2; each weight row is a softmax of (1/√2, 0).
+    /// let w = 1.0 / (1.0 + (-1.0f64 / 2f64.sqrt()).exp());
+    /// assert!((out.weights[0][[0, 0]] - w).abs() < 1e-15);
+    /// ```
+    ///
+    /// # Errors
+    /// `H` has the wrong width or no rows.
+    pub fn forward(&self, h: ArrayView2<T>) -> Result<AttentionOutput<T>> {
+        self.run(h, None, true)
+    }
+
+    /// Forward pass where each head's queries and keys (n × d_k) are first mapped by `qk` —
+    /// the hook rotary position embeddings use. Values are never passed to `qk`. Returns the
+    /// output and the weights, as [`Attention::forward`].
+    ///
+    /// # Errors
+    /// `H` has the wrong width or no rows, or `qk` fails or returns the wrong shape.
+    pub fn forward_with(
+        &self,
+        h: ArrayView2<T>,
+        qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
+    ) -> Result<AttentionOutput<T>> {
+        self.run(h, Some(qk), true)
+    }
+
+    /// The output of [`Attention::forward`] without the weights: the fused online-softmax kernel,
+    /// which keeps per tile only a 48 × 256 block of scores and never forms an n × n matrix.
+    ///
+    /// Per query row `i` and key blocks `b` of 256 keys in order: `m ← max(m, max_{j∈b} s_ij)`,
+    /// `l ← e^{(m_old−m)}·l + Σ_{j∈b} e^{(s_ij−m)}`, `o ← e^{(m_old−m)}·o + Σ_{j∈b} e^{(s_ij−m)}·v_j`
+    /// (scores `s_ij = q_i·k_j/√d_k`), then `o/l` — the same softmax average as `A·V`, rounded
+    /// differently (within a few ulps times the condition; see the tests).
+    ///
+    /// ```
+    /// use attnlab_core::attention::{Attention, Mask};
+    /// use ndarray::Array2;
+    /// let eye = Array2::<f64>::eye(2);
+    /// let layer = Attention::single(eye.clone(), eye.clone(), eye.clone(), Mask::Causal).unwrap();
+    /// let out = layer.forward_output_only(eye.view()).unwrap();
+    /// assert_eq!(out.row(0).to_vec(), vec![1.0, 0.0]); // the first query sees only itself
+    /// ```
+    ///
+    /// # Errors
+    /// `H` has the wrong width or no rows.
+    pub fn forward_output_only(&self, h: ArrayView2<T>) -> Result<Array2<T>> {
+        Ok(self.run(h, None, false)?.output)
+    }
+
+    /// [`Attention::forward_output_only`] with the query/key hook of [`Attention::forward_with`].
+    ///
+    /// # Errors
+    /// `H` has the wrong width or no rows, or `qk` fails or returns the wrong shape.
+    pub fn forward_output_only_with(
+        &self,
+        h: ArrayView2<T>,
+        qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
+    ) -> Result<Array2<T>> {
+        Ok(self.run(h, Some(qk), false)?.output)
+    }
+
+    /// The earlier implementation: ndarray's GEMM (matrixmultiply) for every product, each head's
+    /// n × n scores materialised and softmaxed with `Real::exp`. Kept as an independent second
+    /// implementation for tests and as the benchmark baseline.
+    ///
+    /// # Errors
+    /// `H` has the wrong width or no rows, or `qk` fails.
+    pub fn forward_unfused_with(
+        &self,
+        h: ArrayView2<T>,
+        qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
+    ) -> Result<AttentionOutput<T>> {
+        self.check_input(h)?;
+        let n = h.nrows();
+        let q = h.dot(&self.wq);
+        let k = h.dot(&self.wk);
+        let v = h.dot(&self.wv);
+        let dk = q.ncols() / self.heads;
+        let dv = v.ncols() / self.heads;
+        let scale = T::from_f64(dk as f64).sqrt();
+        let mut weights = Vec::with_capacity(self.heads);
+        let mut concat = Array2::<T>::zeros((n, v.ncols()));
+        for head in 0..self.heads {
+            let qh = qk(q.slice(s![.., head * dk..(head + 1) * dk]))?;
+            let kh = qk(k.slice(s![.., head * dk..(head + 1) * dk]))?;
+            let mut scores = qh.dot(&kh.t());
+            scores.mapv_inplace(|x| x / scale);
+            if self.mask == Mask::Causal {
+                for ((i, j), x) in scores.indexed_iter_mut() {
+                    if j > i {
+                        *x = T::from_f64(f64::NEG_INFINITY);
+                    }
+                }
+            }
+            softmax_rows(&mut scores);
+            let out = scores.dot(&v.slice(s![.., head * dv..(head + 1) * dv]));
+            concat
+                .slice_mut(s![.., head * dv..(head + 1) * dv])
+                .assign(&out);
+            weights.push(scores);
+        }
+        let output = match &self.wo {
+            Some(wo) => concat.dot(wo),
+            None => concat,
+        };
+        Ok(AttentionOutput { output, weights })
+    }
+
+    fn check_input(&self, h: ArrayView2<T>) -> Result<()> {
+        let (n, d) = h.dim();
+        if n == 0 {
+            return Err(Error::invalid("sequence length", 0, "at least 1 token"));
+        }
+        if d != self.dim() {
+            return Err(Error::shape(
+                "attention input H",
+                format!("n×{} (the projections' rows)", self.dim()),
+                format!("{n}×{d}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Dispatches to the fused kernel for `f32`/`f64` (any other `Real` takes the unfused path).
+    fn run(
+        &self,
+        h: ArrayView2<T>,
+        qk: Option<QkHook<'_, T>>,
+        weights: bool,
+    ) -> Result<AttentionOutput<T>> {
+        self.check_input(h)?;
+        if TypeId::of::<T>() == TypeId::of::<f32>() {
+            self.run_as::<f32>(h, qk, weights)
+        } else if TypeId::of::<T>() == TypeId::of::<f64>() {
+            self.run_as::<f64>(h, qk, weights)
+        } else {
+            let id = |x: ArrayView2<T>| Ok(x.to_owned());
+            self.forward_unfused_with(h, qk.unwrap_or(&id))
+        }
+    }
+
+    /// The fused path with `T` known to be the kernel type `F`.
+    fn run_as<F: Float>(
+        &self,
+        h: ArrayView2<T>,
+        qk: Option<QkHook<'_, T>>,
+        weights: bool,
+    ) -> Result<AttentionOutput<T>> {
+        fn f<T: 'static, F: 'static>(a: &Array2<T>) -> &Array2<F> {
+            (a as &dyn Any)
+                .downcast_ref::<Array2<F>>()
+                .expect("run_as is called with F = T")
+        }
+        let hook = qk.map(|qk| {
+            move |x: ArrayView2<F>| -> Result<Array2<F>> {
+                let y = qk(same_view::<F, T>(x))?;
+                Ok(*(Box::new(y) as Box<dyn Any>)
+                    .downcast::<Array2<F>>()
+                    .expect("F = T"))
+            }
+        });
+        let out = fused_forward(
+            f(&self.wq),
+            f(&self.wk),
+            f(&self.wv),
+            self.wo.as_ref().map(f),
+            self.heads,
+            self.mask,
+            same_view::<T, F>(h),
+            hook.as_ref()
+                .map(|h| h as &dyn Fn(ArrayView2<F>) -> Result<Array2<F>>),
+            weights,
+        )?;
+        Ok(*(Box::new(out) as Box<dyn Any>)
+            .downcast::<AttentionOutput<T>>()
+            .expect("F = T"))
+    }
+}
+
+/// Reinterprets a view of `A` as a view of `B`.
+///
+/// # Panics
+/// `A` and `B` are different types.
+fn same_view<A: 'static, B: 'static>(x: ArrayView2<'_, A>) -> ArrayView2<'_, B> {
+    assert_eq!(
+        TypeId::of::<A>(),
+        TypeId::of::<B>(),
+        "same_view: types differ"
+    );
+    // SAFETY: A and B are the same type (checked above), so ArrayView2<A> and ArrayView2<B> are
+    // the same type with the same lifetime; reading it bitwise is a copy of a Copy value.
+    unsafe { std::ptr::read(&x as *const ArrayView2<'_, A> as *const ArrayView2<'_, B>) }
+}
+
+/// The fused forward for a kernel type (see [`Attention::forward`] for the mathematics).
+#[allow(clippy::too_many_arguments)]
+fn fused_forward<F: Float>(
+    wq: &Array2<F>,
+    wk: &Array2<F>,
+    wv: &Array2<F>,
+    wo: Option<&Array2<F>>,
+    heads: usize,
+    mask: Mask,
+    h: ArrayView2<F>,
+    qk: Option<QkHook<'_, F>>,
+    want_weights: bool,
+) -> Result<AttentionOutput<F>> {
+    let n = h.nrows();
+    let project = |w: &Array2<F>| {
+        let (wp, ld) = kernel::pad_cols(w.view());
+        kernel::matmul(h, &wp, ld, w.ncols())
+    };
+    let (q, k, v) = (project(wq), project(wk), project(wv));
+    let (dq, dvt) = (wq.ncols(), wv.ncols());
+    let (dk, dv) = (dq / heads, dvt / heads);
+    let qv = ArrayView2::from_shape((n, dq), &q).expect("n × dq");
+    let kv = ArrayView2::from_shape((n, dq), &k).expect("n × dq");
+    let vv = ArrayView2::from_shape((n, dvt), &v).expect("n × dv");
+    // The hook runs here, sequentially (it need not be thread-safe).
+    let mut hooked_q: Vec<Option<Vec<F>>> = Vec::with_capacity(heads);
+    let mut packed = Vec::with_capacity(heads);
+    for hd in 0..heads {
+        let cols = s![.., hd * dk..(hd + 1) * dk];
+        let mut kp = Vec::new();
+        match qk {
+            Some(f) => {
+                hooked_q.push(Some(hooked(f, qv.slice(cols), n, dk)?));
+                let kh = hooked(f, kv.slice(cols), n, dk)?;
+                kernel::pack_a(
+                    ArrayView2::from_shape((n, dk), &kh).expect("n × dk"),
+                    &mut kp,
+                );
+            }
+            None => {
+                hooked_q.push(None);
+                kernel::pack_a(kv.slice(cols), &mut kp);
+            }
+        };
+        let mut vtp = Vec::new();
+        kernel::pack_a(vv.slice(s![.., hd * dv..(hd + 1) * dv]).t(), &mut vtp);
+        packed.push((kp, vtp));
+    }
+    let inv_scale = F::one() / F::from_f64(dk as f64).sqrt();
+    let head_ops: Vec<kernel::Head<'_, F>> = packed
+        .into_iter()
+        .enumerate()
+        .map(|(hd, (kp, vtp))| kernel::Head {
+            q: match &hooked_q[hd] {
+                Some(qh) => ArrayView2::from_shape((n, dk), &qh[..]).expect("n × dk"),
+                None => qv.slice_move(s![.., hd * dk..(hd + 1) * dk]),
+            },
+            kp,
+            vtp,
+            n,
+            dk,
+            dv,
+            causal: mask == Mask::Causal,
+            inv_scale,
+        })
+        .collect();
+    let mut concat = Array2::<F>::zeros((n, dvt));
+    let mut weights = Vec::new();
+    let place = |concat: &mut Array2<F>, hd: usize, i0: usize, o: &[F]| {
+        let rows = o.len() / dv;
+        let block = ArrayView2::from_shape((rows, dv), o).expect("rows × dv");
+        concat
+            .slice_mut(s![i0..i0 + rows, hd * dv..(hd + 1) * dv])
+            .assign(&block);
+    };
+    if want_weights {
+        for (hd, op) in head_ops.iter().enumerate() {
+            let mut a = vec![F::zero(); n * n];
+            let outs: Vec<Vec<F>> = {
+                use rayon::prelude::*;
+                a.par_chunks_mut(kernel::BQ * n)
+                    .enumerate()
+                    .map(|(t, ab)| {
+                        let i0 = t * kernel::BQ;
+                        kernel::weights_tile(op, i0, i0 + ab.len() / n, ab)
+                    })
+                    .collect()
+            };
+            for (t, o) in outs.iter().enumerate() {
+                place(&mut concat, hd, t * kernel::BQ, o);
+            }
+            weights.push(Array2::from_shape_vec((n, n), a).expect("n × n"));
+        }
+    } else {
+        use rayon::prelude::*;
+        let tiles = n.div_ceil(kernel::BQ);
+        let outs: Vec<Vec<F>> = (0..heads * tiles)
+            .into_par_iter()
+            .map(|task| {
+                let (hd, t) = (task / tiles, task % tiles);
+                let i0 = t * kernel::BQ;
+                kernel::forward_tile(&head_ops[hd], i0, (i0 + kernel::BQ).min(n))
+            })
+            .collect();
+        for (task, o) in outs.iter().enumerate() {
+            place(&mut concat, task / tiles, (task % tiles) * kernel::BQ, o);
+        }
+    }
+    let output = match wo {
+        Some(wo) => {
+            let (wp, ld) = kernel::pad_cols(wo.view());
+            let o = kernel::matmul(concat.view(), &wp, ld, wo.ncols());
+            Array2::from_shape_vec((n, wo.ncols()), o).expect("n × d_out")
+        }
+        None => concat,
+    };
+    Ok(AttentionOutput { output, weights })
+}
+
+/// Applies the query/key hook to one head's `n × dk` block and checks the shape it returns.
+fn hooked<F: Float>(
+    f: &dyn Fn(ArrayView2<F>) -> Result<Array2<F>>,
+    x: ArrayView2<F>,
+    n: usize,
+    dk: usize,
+) -> Result<Vec<F>> {
+    let y = f(x)?;
+    if y.dim() != (n, dk) {
+        return Err(Error::shape(
+            "query/key hook output",
+            format!("{n}×{dk} (its input's shape)"),
+            format!("{}×{}", y.nrows(), y.ncols()),
+        ));
+    }
+    Ok(y.iter().copied().collect())
+}
+
+/// The course's `self_attention(X, Wq, Wk, Wv)` (one head, no mask) written with plain loops:
+/// the readable definition the GEMM path is tested against.
+///
+/// # Errors
+/// Shapes that do not fit.
+pub fn self_attention_reference<T: Real>(
+    x: ArrayView2<T>,
+    wq: ArrayView2<T>,
+    wk: ArrayView2<T>,
+    wv: ArrayView2<T>,
+    mask: Mask,
+) -> Result<AttentionOutput<T>> {
+    let (n, d) = x.dim();
+    if n == 0 || d != wq.nrows() || wk.dim() != wq.dim() || wv.nrows() != d {
+        return Err(Error::shape(
+            "self_attention_reference",
+            "X n×d, Wq/Wk d×dk, Wv d×dv",
+            format!(
+                "X {:?}, Wq {:?}, Wk {:?}, Wv {:?}",
+                x.dim(),
+                wq.dim(),
+                wk.dim(),
+                wv.dim()
+            ),
+        ));
+    }
+    let matmul = |a: ArrayView2<T>, b: ArrayView2<T>| {
+        let mut c = Array2::<T>::zeros((a.nrows(), b.ncols()));
+        for i in 0..a.nrows() {
+            for j in 0..b.ncols() {
+                let mut acc = T::zero();
+                for t in 0..a.ncols() {
+                    acc = acc + a[[i, t]] * b[[t, j]];
+                }
+                c[[i, j]] = acc;
+            }
+        }
+        c
+    };
+    let q = matmul(x, wq);
+    let k = matmul(x, wk);
+    let v = matmul(x, wv);
+    let scale = T::from_f64(q.ncols() as f64).sqrt();
+    let mut scores = matmul(q.view(), k.t());
+    for ((i, j), s) in scores.indexed_iter_mut() {
+        *s = if mask == Mask::Causal && j > i {
+            T::from_f64(f64::NEG_INFINITY)
+        } else {
+            *s / scale
+        };
+    }
+    softmax_rows(&mut scores);
+    let output = matmul(scores.view(), v.view());
+    Ok(AttentionOutput {
+        output,
+        weights: vec![scores],
+    })
+}
+
+/// Mean over positions: the order-blind readout (n × d → 1 × d).
+pub fn mean_readout<T: Real>(h: ArrayView2<T>) -> Array2<T> {
+    let n = T::from_f64(h.nrows() as f64);
+    h.sum_axis(Axis(0)).mapv(|x| x / n).insert_axis(Axis(0))
+}
+
+/// Row `i` of `h`: a readout that selects a position (n × d → 1 × d).
+///
+/// # Errors
+/// `i ≥ n`.
+pub fn row_readout<T: Real>(h: ArrayView2<T>, i: usize) -> Result<Array2<T>> {
+    if i >= h.nrows() {
+        return Err(Error::invalid(
+            "readout row",
+            i,
+            format!("0..{} (the sequence length)", h.nrows()),
+        ));
+    }
+    Ok(h.slice(s![i..i + 1, ..]).to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{Gaussian, StdGaussian};
+
+    fn random_layer(d: usize, seed: u64, mask: Mask) -> (Attention<f64>, Array2<f64>) {
+        let mut g = StdGaussian::new(seed);
+        let (wq, wk, wv) = (g.randn(d, d), g.randn(d, d), g.randn(d, d));
+        let x = g.randn(7, d);
+        (Attention::single(wq, wk, wv, mask).unwrap(), x)
+    }
+
+    #[test]
+    fn gemm_path_matches_loop_reference() {
+        for mask in [Mask::None, Mask::Causal] {
+            let mut g = StdGaussian::new(3);
+            let (wq, wk, wv, x) = (g.randn(5, 5), g.randn(5, 5), g.randn(5, 5), g.randn(9, 5));
+            let fast = Attention::single(wq.clone(), wk.clone(), wv.clone(), mask)
+                .unwrap()
+                .forward(x.view())
+                .unwrap();
+            let slow =
+                self_attention_reference(x.view(), wq.view(), wk.view(), wv.view(), mask).unwrap();
+            // The GEMM kernel may sum the 5-term dot products in another order (and use FMA):
+            // each projection/score entry differs by at most ~d·eps relative, and the softmax and
+            // weighted sum add ~n·eps; 64·eps·max|out| bounds that with room for the exp's
+            // condition (|scores| here are O(10)).
+            let scale = slow.output.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+            let err = (&fast.output - &slow.output)
+                .iter()
+                .fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!(
+                err <= 64.0 * f64::EPSILON * scale * 10.0,
+                "mask {mask:?}: {err:e}"
+            );
+        }
+    }
+
+    #[test]
+    fn weights_are_row_stochastic_and_causal_is_lower_triangular() {
+        let (layer, x) = random_layer(4, 1, Mask::Causal);
+        let out = layer.forward(x.view()).unwrap();
+        let w = &out.weights[0];
+        for (i, row) in w.rows().into_iter().enumerate() {
+            // A sum of ≤ 7 numbers in [0, 1] rounded after division: within 8 eps of 1.
+            assert!((row.sum() - 1.0).abs() < 8.0 * f64::EPSILON);
+            for j in i + 1..w.ncols() {
+                assert_eq!(row[j], 0.0);
+            }
+        }
+        assert_eq!(w[[0, 0]], 1.0, "the first query sees only itself");
+    }
+
+    #[test]
+    fn multi_head_with_identity_output_projection_concatenates_heads() {
+        let mut g = StdGaussian::new(9);
+        let (wq, wk, wv, x) = (g.randn(4, 4), g.randn(4, 4), g.randn(4, 4), g.randn(5, 4));
+        let layer = Attention::multi_head(
+            wq.clone(),
+            wk.clone(),
+            wv.clone(),
+            Some(Array2::eye(4)),
+            2,
+            Mask::None,
+        )
+        .unwrap();
+        let out = layer.forward(x.view()).unwrap();
+        assert_eq!(out.weights.len(), 2);
+        // Head 0 equals a single-head layer on the first two columns of each projection.
+        let h0 = Attention::single(
+            wq.slice(s![.., 0..2]).to_owned(),
+            wk.slice(s![.., 0..2]).to_owned(),
+            wv.slice(s![.., 0..2]).to_owned(),
+            Mask::None,
+        )
+        .unwrap();
+        let o0 = h0.forward(x.view()).unwrap();
+        // Same operations in the same order on the same numbers, except that the full-width
+        // GEMM may block differently: allow 4 ulps of the output scale.
+        let err = (&out.output.slice(s![.., 0..2]) - &o0.output)
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(err < 4.0 * f64::EPSILON * 10.0, "{err:e}");
+    }
+
+    #[test]
+    fn shape_errors_are_reported() {
+        let e = Array2::<f64>::eye(4);
+        assert!(Attention::single(e.clone(), Array2::eye(3), e.clone(), Mask::None).is_err());
+        assert!(
+            Attention::multi_head(e.clone(), e.clone(), e.clone(), None, 2, Mask::None).is_err()
+        );
+        assert!(Attention::multi_head(
+            e.clone(),
+            e.clone(),
+            e.clone(),
+            Some(e.clone()),
+            3,
+            Mask::None
+        )
+        .is_err());
+        let layer = Attention::single(e.clone(), e.clone(), e.clone(), Mask::None).unwrap();
+        assert!(layer.forward(Array2::<f64>::zeros((2, 3)).view()).is_err());
+        assert!(layer.forward(Array2::<f64>::zeros((0, 4)).view()).is_err());
+    }
+
+    #[test]
+    fn readouts() {
+        let h = ndarray::array![[1.0, 2.0], [3.0, 6.0]];
+        assert_eq!(mean_readout(h.view()), ndarray::array![[2.0, 4.0]]);
+        assert_eq!(
+            row_readout(h.view(), 1).unwrap(),
+            ndarray::array![[3.0, 6.0]]
+        );
+        assert!(row_readout(h.view(), 2).is_err());
+    }
+
+    // ---- The fused kernel against the loop reference ------------------------------------------
+
+    /// Elementwise bound on |fast − reference| for one head, derived from the inputs (in f64):
+    ///
+    /// * projections: both sides sum d products in different orders (fused or not), each within
+    ///   γ_d ≈ d·eps of the exact value, so |δq_ip| ≤ 2d·eps·QA_ip with QA = |H|·|Wq| (same for K,
+    ///   V);
+    /// * scores s_ij = q_i·k_j/√d_k: the d_k-term dot products differ by ≤ 2d_k·eps·Σ_p|q_ip k_jp|,
+    ///   plus the projection errors Σ_p (|δq_ip||k_jp| + |q_ip||δk_jp|), plus 4 eps·|s_ij| for the
+    ///   scale (x/√d_k vs x·(1/√d_k), and the rounding of 1/√d_k);
+    /// * the softmax argument s_ij − max_j s_ij then moves by Δ_i ≤ 2·max_j δs_ij, so every weight
+    ///   moves by a relative 2Δ_i (numerator and sum), plus the exp error (2 ulps here, ½ in the
+    ///   reference) and the n-term sum of the normaliser, (n + 8)·eps;
+    /// * the output o_ic = Σ_j a_ij v_jc adds the n-term sums on both sides (2n·eps·max|v|) and
+    ///   the values' own projection error.
+    ///
+    /// So tol_ic = (4Δ_i + (3n + 16)·eps)·max_j|v_jc| + 2d·eps·max_j VA_jc, doubled for the
+    /// first-order approximations (γ_k ≈ k·eps) — an a-priori bound, not a fitted one.
+    fn head_bound(
+        x: &Array2<f64>,
+        wq: &Array2<f64>,
+        wk: &Array2<f64>,
+        wv: &Array2<f64>,
+        mask: Mask,
+        eps: f64,
+    ) -> (Array2<f64>, Vec<f64>) {
+        let (n, d) = x.dim();
+        let dk = wq.ncols();
+        let (q, k, v) = (x.dot(wq), x.dot(wk), x.dot(wv));
+        let xa = x.mapv(f64::abs);
+        let (qa, ka, va) = (
+            xa.dot(&wq.mapv(f64::abs)),
+            xa.dot(&wk.mapv(f64::abs)),
+            xa.dot(&wv.mapv(f64::abs)),
+        );
+        let sq = (dk as f64).sqrt();
+        let mut delta = vec![0.0f64; n];
+        for i in 0..n {
+            let jmax = if mask == Mask::Causal { i + 1 } else { n };
+            for j in 0..jmax {
+                let mut prod = 0.0;
+                let mut proj = 0.0;
+                let mut s = 0.0;
+                for p in 0..dk {
+                    prod += (q[[i, p]] * k[[j, p]]).abs();
+                    proj += qa[[i, p]] * k[[j, p]].abs() + q[[i, p]].abs() * ka[[j, p]];
+                    s += q[[i, p]] * k[[j, p]];
+                }
+                let ds = eps * (2.0 * dk as f64 * prod + 2.0 * d as f64 * proj) / sq
+                    + 4.0 * eps * (s / sq).abs();
+                delta[i] = delta[i].max(2.0 * ds);
+            }
+        }
+        let mut tol = Array2::<f64>::zeros((n, wv.ncols()));
+        for i in 0..n {
+            let jmax = if mask == Mask::Causal { i + 1 } else { n };
+            for c in 0..wv.ncols() {
+                let vmax = (0..jmax).map(|j| v[[j, c]].abs()).fold(0.0, f64::max);
+                let vamax = (0..jmax).map(|j| va[[j, c]]).fold(0.0, f64::max);
+                tol[[i, c]] = 2.0
+                    * ((4.0 * delta[i] + (3.0 * n as f64 + 16.0) * eps) * vmax
+                        + 2.0 * d as f64 * eps * vamax);
+            }
+        }
+        (tol, delta)
+    }
+
+    fn cast<T: Real>(a: &Array2<f64>) -> Array2<T> {
+        a.mapv(T::from_f64)
+    }
+
+    /// Fused output, weights path output and weights against the loop reference for one shape.
+    fn check_against_reference<T: Real>(n: usize, d: usize, dv: usize, mask: Mask, seed: u64) {
+        let mut g = StdGaussian::new(seed);
+        let s = 1.0 / (d as f64).sqrt();
+        let (wq, wk, wv) = (g.randn(d, d) * s, g.randn(d, d) * s, g.randn(d, dv) * s);
+        let x = g.randn(n, d) * 2.0;
+        // Round the inputs to T first so both sides see the same numbers.
+        let (wq, wk, wv, x) = (
+            cast::<T>(&wq).mapv(T::to_f64),
+            cast::<T>(&wk).mapv(T::to_f64),
+            cast::<T>(&wv).mapv(T::to_f64),
+            cast::<T>(&x).mapv(T::to_f64),
+        );
+        let eps = T::EPSILON.to_f64();
+        let (tol, delta) = head_bound(&x, &wq, &wk, &wv, mask, eps);
+        let (xt, wqt, wkt, wvt) = (
+            cast::<T>(&x),
+            cast::<T>(&wq),
+            cast::<T>(&wk),
+            cast::<T>(&wv),
+        );
+        let reference =
+            self_attention_reference(xt.view(), wqt.view(), wkt.view(), wvt.view(), mask).unwrap();
+        let layer = Attention::single(wqt.clone(), wkt.clone(), wvt.clone(), mask).unwrap();
+        let fused = layer.forward_output_only(xt.view()).unwrap();
+        let full = layer.forward(xt.view()).unwrap();
+        let what = format!("{} n={n} d={d} dv={dv} {mask:?}", T::NAME);
+        for (name, got) in [("fused", &fused), ("weights path", &full.output)] {
+            let mut worst = 0.0f64;
+            for ((idx, &r), &gv) in reference.output.indexed_iter().zip(got.iter()) {
+                let err = (gv.to_f64() - r.to_f64()).abs();
+                assert!(
+                    err <= tol[idx],
+                    "{what} {name} at {idx:?}: {gv} vs {r} (err {err:e}, tol {:e})",
+                    tol[idx]
+                );
+                worst = worst.max(err / tol[idx].max(f64::MIN_POSITIVE));
+            }
+            assert!(worst.is_finite());
+        }
+        // Weights: relative 2Δ_i + (n + 8) eps (doubled), plus the smallest normal for weights
+        // that underflow on one side only.
+        let (wr, wf) = (&reference.weights[0], &full.weights[0]);
+        for ((i, j), &r) in wr.indexed_iter() {
+            let gv = wf[[i, j]].to_f64();
+            let tiny = if T::NAME == "f32" { 1.2e-38 } else { 2.3e-308 };
+            let bound = 2.0 * (2.0 * delta[i] + (n as f64 + 8.0) * eps) * r.to_f64() + tiny;
+            assert!(
+                (gv - r.to_f64()).abs() <= bound,
+                "{what} weight ({i},{j}): {gv} vs {r} (bound {bound:e})"
+            );
+            if mask == Mask::Causal && j > i {
+                assert_eq!(gv, 0.0, "{what}: masked weight ({i},{j})");
+            }
+        }
+    }
+
+    #[test]
+    fn fused_and_weights_paths_match_the_loop_reference_within_the_derived_bound() {
+        // n = 1, n below/at/above the 48-query tile, crossing the 240-key block twice; d not a
+        // multiple of the 8/16-lane panels or of the 6-row micro-panel; dv ≠ d.
+        let shapes = [
+            (1, 4, 4),
+            (2, 3, 5),
+            (7, 5, 5),
+            (47, 16, 16),
+            (48, 17, 9),
+            (49, 8, 13),
+            (97, 33, 7),
+            (250, 12, 20),
+            (500, 6, 6),
+        ];
+        for (k, &(n, d, dv)) in shapes.iter().enumerate() {
+            for mask in [Mask::None, Mask::Causal] {
+                check_against_reference::<f32>(n, d, dv, mask, 100 + k as u64);
+                check_against_reference::<f64>(n, d, dv, mask, 200 + k as u64);
+            }
+        }
+    }
+
+    #[test]
+    fn multi_head_with_output_projection_matches_the_composed_reference() {
+        // Reference: each head by the loop reference on its column block, concatenated, then a
+        // loop product with Wo. Bound: the per-head bound carried through Wo (Σ_c tol_ic·|wo_c·|)
+        // plus the d_v-term product on both sides (2·d_v·eps·Σ_c |concat_ic||wo_c·|), doubled.
+        for mask in [Mask::None, Mask::Causal] {
+            let (n, d, heads, dout) = (61, 12, 3, 7);
+            let mut g = StdGaussian::new(77);
+            let s = 1.0 / (d as f64).sqrt();
+            let (wq, wk, wv, wo) = (
+                g.randn(d, d) * s,
+                g.randn(d, d) * s,
+                g.randn(d, d) * s,
+                g.randn(d, dout) * s,
+            );
+            let x = g.randn(n, d);
+            let layer = Attention::multi_head(
+                wq.mapv(|v| v as f32),
+                wk.mapv(|v| v as f32),
+                wv.mapv(|v| v as f32),
+                Some(wo.mapv(|v| v as f32)),
+                heads,
+                mask,
+            )
+            .unwrap();
+            let r32 = |a: &Array2<f64>| a.mapv(|v| v as f32 as f64);
+            let (wq, wk, wv, wo, x) = (r32(&wq), r32(&wk), r32(&wv), r32(&wo), r32(&x));
+            let eps = f32::EPSILON as f64;
+            let dh = d / heads;
+            let mut concat = Array2::<f64>::zeros((n, d));
+            let mut ctol = Array2::<f64>::zeros((n, d));
+            for h in 0..heads {
+                let c = s![.., h * dh..(h + 1) * dh];
+                let (wqh, wkh, wvh) = (
+                    wq.slice(c).to_owned(),
+                    wk.slice(c).to_owned(),
+                    wv.slice(c).to_owned(),
+                );
+                let r = self_attention_reference(
+                    x.mapv(|v| v as f32).view(),
+                    wqh.mapv(|v| v as f32).view(),
+                    wkh.mapv(|v| v as f32).view(),
+                    wvh.mapv(|v| v as f32).view(),
+                    mask,
+                )
+                .unwrap();
+                concat.slice_mut(c).assign(&r.output.mapv(|v| v as f64));
+                ctol.slice_mut(c)
+                    .assign(&head_bound(&x, &wqh, &wkh, &wvh, mask, eps).0);
+            }
+            let want = concat.mapv(|v| v as f32 as f64).dot(&wo);
+            let tol = ctol.dot(&wo.mapv(f64::abs))
+                + concat.mapv(f64::abs).dot(&wo.mapv(f64::abs)) * (4.0 * d as f64 * eps);
+            let got = layer
+                .forward_output_only(x.mapv(|v| v as f32).view())
+                .unwrap();
+            let got_w = layer.forward(x.mapv(|v| v as f32).view()).unwrap();
+            assert_eq!(got_w.weights.len(), heads);
+            for ((idx, &w), (&a, &b)) in
+                want.indexed_iter().zip(got.iter().zip(got_w.output.iter()))
+            {
+                for (name, v) in [("fused", a), ("weights path", b)] {
+                    let err = (v as f64 - w).abs();
+                    assert!(
+                        err <= 2.0 * tol[idx],
+                        "{mask:?} {name} {idx:?}: {v} vs {w} (err {err:e}, tol {:e})",
+                        2.0 * tol[idx]
+                    );
+                }
+            }
+        }
+    }
+
+    fn random_f32_layer(
+        n: usize,
+        d: usize,
+        mask: Mask,
+        seed: u64,
+    ) -> (Attention<f32>, Array2<f32>) {
+        let mut g = StdGaussian::new(seed);
+        let s = 1.0 / (d as f64).sqrt();
+        let layer = Attention::multi_head(
+            (g.randn(d, d) * s).mapv(|v| v as f32),
+            (g.randn(d, d) * s).mapv(|v| v as f32),
+            (g.randn(d, d) * s).mapv(|v| v as f32),
+            Some((g.randn(d, d) * s).mapv(|v| v as f32)),
+            2,
+            mask,
+        )
+        .unwrap();
+        (layer, g.randn(n, d).mapv(|v| v as f32))
+    }
+
+    fn bits<T: Real>(a: &Array2<T>) -> Vec<u64> {
+        a.iter().map(|v| v.to_f64().to_bits()).collect()
+    }
+
+    #[test]
+    fn results_are_bit_identical_for_one_and_two_threads() {
+        let run = |threads: usize, mask: Mask| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let (layer, x) = random_f32_layer(301, 20, mask, 5);
+            pool.install(|| {
+                let fused = layer.forward_output_only(x.view()).unwrap();
+                let full = layer.forward(x.view()).unwrap();
+                (
+                    bits(&fused),
+                    bits(&full.output),
+                    full.weights.iter().map(bits).collect::<Vec<_>>(),
+                )
+            })
+        };
+        for mask in [Mask::None, Mask::Causal] {
+            assert_eq!(run(1, mask), run(2, mask), "{mask:?}");
+            assert_eq!(
+                run(2, mask),
+                run(2, mask),
+                "{mask:?}: same input, same bits"
+            );
+        }
+    }
+
+    #[test]
+    fn portable_kernels_return_the_simd_bits() {
+        let (layer, x) = random_f32_layer(130, 18, Mask::Causal, 8);
+        let mut g = StdGaussian::new(9);
+        let l64 = Attention::single(g.randn(11, 11), g.randn(11, 11), g.randn(11, 5), Mask::None)
+            .unwrap();
+        let x64 = g.randn(250, 11);
+        let simd = (
+            bits(&layer.forward_output_only(x.view()).unwrap()),
+            bits(&layer.forward(x.view()).unwrap().weights[1]),
+            bits(&l64.forward_output_only(x64.view()).unwrap()),
+        );
+        kernel::FORCE_PORTABLE.store(true, std::sync::atomic::Ordering::Relaxed);
+        let portable = (
+            bits(&layer.forward_output_only(x.view()).unwrap()),
+            bits(&layer.forward(x.view()).unwrap().weights[1]),
+            bits(&l64.forward_output_only(x64.view()).unwrap()),
+        );
+        kernel::FORCE_PORTABLE.store(false, std::sync::atomic::Ordering::Relaxed);
+        assert!(simd == portable, "portable and SIMD kernels disagree");
+    }
+
+    #[test]
+    fn a_causal_row_does_not_depend_on_later_tokens_or_on_its_tile() {
+        // Row i of a causal layer on H equals row i of the same layer on the first k tokens of H,
+        // exactly: the per-row computation depends only on the row and the keys j ≤ i, in order,
+        // whatever tile (or tile position) the row landed in. (Compared as values: a +0/−0
+        // difference is allowed.)
+        let (layer, x) = random_f32_layer(150, 10, Mask::Causal, 3);
+        let full = layer.forward_output_only(x.view()).unwrap();
+        let full_w = layer.forward(x.view()).unwrap();
+        for k in [1, 5, 47, 48, 49, 100] {
+            let part = layer.forward_output_only(x.slice(s![..k, ..])).unwrap();
+            assert_eq!(part, full.slice(s![..k, ..]), "fused, k = {k}");
+            let part_w = layer.forward(x.slice(s![..k, ..])).unwrap();
+            assert_eq!(
+                part_w.output,
+                full_w.output.slice(s![..k, ..]),
+                "weights, k = {k}"
+            );
+        }
+    }
+
+    #[test]
+    fn permuting_tokens_permutes_the_output_up_to_round_off() {
+        // Unmasked attention is permutation equivariant: f(ΠH) = Π f(H) up to the order of the
+        // key sums (n-term sums: within (3n + 16)·eps·max|f| with the scores' own error, which
+        // a reversed order changes by at most the same order: 8·n·eps·max|f| here).
+        let (layer, x) = random_f32_layer(130, 16, Mask::None, 4);
+        let n = x.nrows();
+        let perm: Vec<usize> = (0..n).map(|i| (i * 37 + 11) % n).collect();
+        let px = x.select(Axis(0), &perm);
+        let f = layer.forward_output_only(x.view()).unwrap();
+        let fp = layer.forward_output_only(px.view()).unwrap();
+        let scale = f.iter().fold(0.0f32, |m, v| m.max(v.abs())) as f64;
+        let err = (&fp - &f.select(Axis(0), &perm))
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs() as f64));
+        assert!(
+            err <= 8.0 * n as f64 * f32::EPSILON as f64 * scale,
+            "{err:e}"
+        );
+        // The identity permutation is exact.
+        assert_eq!(
+            bits(&layer.forward_output_only(x.view()).unwrap()),
+            bits(&f)
+        );
+    }
+
+    #[test]
+    fn the_query_key_hook_is_applied_per_head() {
+        // Doubling queries and keys is exact (a power of two) and equals doubling Wq and Wk.
+        let (layer, x) = random_f32_layer(60, 8, Mask::None, 6);
+        let twice = |a: ArrayView2<f32>| Ok(a.mapv(|v| 2.0 * v));
+        let hooked = layer.forward_output_only_with(x.view(), &twice).unwrap();
+        let doubled = Attention::multi_head(
+            layer.wq.mapv(|v| 2.0 * v),
+            layer.wk.mapv(|v| 2.0 * v),
+            layer.wv.clone(),
+            layer.wo.clone(),
+            2,
+            Mask::None,
+        )
+        .unwrap();
+        assert_eq!(
+            bits(&hooked),
+            bits(&doubled.forward_output_only(x.view()).unwrap())
+        );
+        let bad = |a: ArrayView2<f32>| Ok(a.slice(s![.., ..1]).to_owned());
+        assert!(layer.forward_output_only_with(x.view(), &bad).is_err());
+    }
+}

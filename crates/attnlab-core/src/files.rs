@@ -1,0 +1,210 @@
+//! The input gate: every file a user names (blocks, configs, answers, saved state) is opened
+//! and read here, and nowhere else.
+//!
+//! * Only regular files (and, where a caller accepts one, directories) are read. FIFOs,
+//!   devices and sockets are refused at once: the file is opened without blocking
+//!   (`O_NONBLOCK`, so opening a FIFO with no writer returns immediately) and its type is
+//!   checked on the opened handle, so a path swapped between the check and the open is caught.
+//!   Symbolic links are followed to what they name, and that is what is checked.
+//! * At most [`Limits::max_file_bytes`] bytes are read: a file whose size is over the cap is
+//!   refused before reading, and a file that grows (or reports no size, like `/proc` files)
+//!   is cut off one byte past the cap and refused.
+//! * Errors are one line naming the file, the cause and the limit.
+//!
+//! ```
+//! use attnlab_core::files;
+//! use attnlab_core::limits::Limits;
+//! let e = files::read(std::path::Path::new("/dev/zero"), &Limits::default()).unwrap_err();
+//! assert!(e.to_string().ends_with("it is a character device, not a regular file"));
+//! ```
+
+use std::fs::{File, Metadata};
+use std::io::Read;
+use std::path::Path;
+
+use crate::limits::Limits;
+use crate::present::number;
+use crate::{Error, Result};
+
+/// What a path names, once checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    /// A regular file, of this many bytes.
+    File(u64),
+    /// A directory.
+    Dir,
+}
+
+/// The kind of a non-regular file, in words.
+fn kind_of(meta: &Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = meta.file_type();
+        if t.is_fifo() {
+            return "a FIFO (a named pipe)";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if meta.is_dir() {
+        "a directory"
+    } else {
+        "neither a regular file nor a directory"
+    }
+}
+
+fn not_regular(path: &Path, meta: &Metadata) -> Error {
+    Error::io(path, format!("it is {}, not a regular file", kind_of(meta)))
+}
+
+/// What `path` names (following symbolic links), without opening it.
+///
+/// # Errors
+/// A missing path ([`crate::ErrorKind::NotFound`]), or one that names a FIFO, a device or a
+/// socket.
+pub fn entry(path: &Path) -> Result<Entry> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io_source(path, e))?;
+    if meta.is_dir() {
+        Ok(Entry::Dir)
+    } else if meta.is_file() {
+        Ok(Entry::File(meta.len()))
+    } else {
+        Err(not_regular(path, &meta))
+    }
+}
+
+/// Opens a regular file for reading without ever blocking, and returns it with its size.
+///
+/// # Errors
+/// See [`entry`]; a directory is refused too.
+pub fn open(path: &Path) -> Result<(File, u64)> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Opening a FIFO for reading blocks until a writer appears; O_NONBLOCK returns at once
+        // (the type check below then refuses it). On regular files O_NONBLOCK has no effect.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).map_err(|e| Error::io_source(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io_source(path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular(path, &meta));
+    }
+    Ok((file, meta.len()))
+}
+
+/// The error for a file over the byte cap.
+pub fn too_large(path: &Path, size: Option<u64>, limits: &Limits) -> Error {
+    let size = match size {
+        Some(s) => format!("{} is", number::bytes(s)),
+        None => "it is".into(),
+    };
+    Error::io(
+        path,
+        format!(
+            "{size} over the limit of {} for an input file (raise it with --max-file-size)",
+            number::bytes(limits.max_file_bytes)
+        ),
+    )
+}
+
+/// Reads at most `limits.max_file_bytes` bytes of a regular file.
+///
+/// # Errors
+/// See [`open`]; a file over the cap; a read error.
+pub fn read(path: &Path, limits: &Limits) -> Result<Vec<u8>> {
+    let (file, size) = open(path)?;
+    if size > limits.max_file_bytes {
+        return Err(too_large(path, Some(size), limits));
+    }
+    let cap = limits.max_file_bytes;
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io_source(path, e))?;
+    if crate::limits::u(bytes.len()) > cap {
+        return Err(too_large(path, None, limits));
+    }
+    Ok(bytes)
+}
+
+/// Reads a UTF-8 text file of at most `limits.max_file_bytes` bytes.
+///
+/// # Errors
+/// See [`read`]; bytes that are not UTF-8 (the offset of the first bad byte is named).
+pub fn read_text(path: &Path, limits: &Limits) -> Result<String> {
+    let bytes = read(path, limits)?;
+    String::from_utf8(bytes).map_err(|e| {
+        Error::io(
+            path,
+            format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifos_devices_and_oversized_files_are_refused_without_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = Limits {
+            max_file_bytes: 10,
+            ..Limits::default()
+        };
+        let p = dir.path().join("a.json");
+        std::fs::write(&p, "0123456789").unwrap();
+        assert_eq!(read(&p, &small).unwrap().len(), 10);
+        std::fs::write(&p, "0123456789X").unwrap();
+        let e = read(&p, &small).unwrap_err().to_string();
+        assert!(
+            e.contains("11 bytes is over the limit of 10 bytes") && e.contains("--max-file-size"),
+            "{e}"
+        );
+        for dev in ["/dev/zero", "/dev/null"] {
+            let e = read(Path::new(dev), &small).unwrap_err().to_string();
+            assert!(e.contains("a character device"), "{e}");
+        }
+        #[cfg(unix)]
+        {
+            let fifo = dir.path().join("fifo.json");
+            let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            let start = std::time::Instant::now();
+            let e = read(&fifo, &small).unwrap_err().to_string();
+            assert!(e.contains("FIFO"), "{e}");
+            assert!(start.elapsed() < std::time::Duration::from_secs(1));
+            assert!(entry(&fifo).is_err());
+            // A symlink to a device is the device.
+            let link = dir.path().join("link.json");
+            std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+            assert!(read(&link, &small)
+                .unwrap_err()
+                .to_string()
+                .contains("character device"));
+        }
+        assert_eq!(entry(dir.path()).unwrap(), Entry::Dir);
+        let e = read(&dir.path().join("missing"), &small).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::NotFound);
+        std::fs::write(&p, [0x66, 0xff]).unwrap();
+        assert!(read_text(&p, &small)
+            .unwrap_err()
+            .to_string()
+            .contains("offset 1"));
+    }
+}

@@ -1,0 +1,212 @@
+"""attnlab: check your own attention layer for permutation equivariance, and read a model's RoPE.
+
+    >>> import numpy as np, attnlab
+    >>> rng = np.random.default_rng(0)
+    >>> X, Wq, Wk, Wv = (rng.standard_normal((4, 4)) for _ in range(4))
+    >>> def layer(H):
+    ...     S = (H @ Wq) @ (H @ Wk).T / 2.0
+    ...     A = np.exp(S - S.max(axis=1, keepdims=True))
+    ...     return (A / A.sum(axis=1, keepdims=True)) @ (H @ Wv)
+    >>> attnlab.check_equivariance(layer, X).holds
+    True
+
+The checks are attnlab's (the Rust core the ``attnlab`` CLI runs): every permutation of up to
+six positions (else 100 random ones), a tolerance derived from the dtype and the sizes, the
+worst case with its margin, a positive and a negative control, and — by evaluating ``f`` in
+the other precision too — whether a difference is floating-point round-off or structure.
+"""
+
+from __future__ import annotations
+
+import json as _json
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _attnlab
+from ._attnlab import LayerError, __version__
+from ._report import Control, Diagnosis, DifferenceMap, PermutationSet, Report, Worst
+from . import rope
+
+__all__ = [
+    "check_equivariance",
+    "assert_equivariant",
+    "attention",
+    "run",
+    "Report",
+    "Worst",
+    "Control",
+    "Diagnosis",
+    "PermutationSet",
+    "DifferenceMap",
+    "LayerError",
+    "rope",
+    "__version__",
+]
+
+ArrayLike = Any
+Layer = Callable[[np.ndarray], Any]
+
+
+def _perm_list(perms: Any) -> Optional[list]:
+    """``perms`` as a list of permutations (lists of ints): one permutation or several."""
+    if perms is None:
+        return None
+    if isinstance(perms, (str, bytes)):
+        raise TypeError(
+            "perms must be a permutation (a sequence of ints, e.g. [2, 0, 3, 1]) or a sequence "
+            f"of them; got the string {perms!r}"
+        )
+    try:
+        arr = np.asarray(perms)
+    except ValueError as e:
+        raise ValueError(
+            "perms must be one permutation (e.g. [2, 0, 3, 1]) or a sequence of permutations of "
+            "equal length"
+        ) from e
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise ValueError(
+            "perms must be one permutation (e.g. [2, 0, 3, 1]) or a sequence of permutations of "
+            f"equal length; got an array of shape {arr.shape}"
+        )
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(
+            f"perms must hold integer indices (e.g. [2, 0, 3, 1]); got dtype {arr.dtype}"
+        )
+    if arr.size and int(arr.min()) < 0:
+        raise ValueError(f"perms must hold indices 0..n-1; got {int(arr.min())}")
+    return [[int(i) for i in row] for row in arr]
+
+
+def _count(name: str, value: Any) -> Optional[int]:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}")
+    if value < 0:
+        raise ValueError(f"{name} must be a non-negative int; got {value}")
+    return int(value)
+
+
+def _option(name: str, value: Any) -> Optional[str]:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"{name} must be a string or None; got {type(value).__name__} {value!r}")
+
+
+def check_equivariance(
+    f: Layer,
+    X: ArrayLike,
+    *,
+    perms: Union[Sequence[int], Sequence[Sequence[int]], None] = None,
+    samples: Optional[int] = None,
+    exhaustive: bool = False,
+    seed: int = 0,
+    readout: Optional[str] = None,
+    mask: Optional[str] = None,
+    prefix: Optional[int] = None,
+) -> Report:
+    """Check that ``f(X[p]) == f(X)[p]`` for permutations ``p`` of the rows of ``X``.
+
+    ``f`` is any callable mapping an (n, d) array to an (n, d′) array of the same dtype: a
+    numpy function, or a torch module wrapped as
+    ``lambda H: m(torch.from_numpy(H)).detach().numpy()``. It is called with fresh arrays and
+    the GIL held.
+
+    Args:
+        f: the layer under test.
+        X: the input, an (n, d) float32 or float64 array with finite entries. The check runs
+            in X's dtype; the diagnosis also evaluates ``f`` on the other precision's copy of X
+            (float64 for float32, float32 for float64).
+        perms: one permutation (``[2, 0, 3, 1]``, numpy's ``X[perm]`` order) or a sequence of
+            them. Default: every permutation for n ≤ 6, else 100 random ones.
+        samples: check K random non-identity permutations instead.
+        exhaustive: check all n! permutations (n ≤ 8).
+        seed: seed of the random permutations (the CLI's ``--perm-seed``).
+        readout: ``"mean"`` or ``"row:I"`` reads the output out first and checks invariance
+            ``R(f(X[p])) == R(f(X))`` instead.
+        mask: ``"causal"`` checks what a causal layer guarantees instead: permuting the first
+            t rows leaves the outputs at positions ≥ t unchanged.
+        prefix: t for ``mask="causal"`` (default n − 1).
+
+    Returns:
+        A :class:`Report`: ``.holds``, the errors in absolute terms and in ULPs, the derived
+        tolerance and margin, the worst permutation and entry, the controls and the diagnosis.
+
+    Raises:
+        TypeError: ``f`` is not callable, X or f's output has the wrong dtype.
+        ValueError: bad shapes, NaN/inf in X or in f's output, bad options.
+        LayerError: ``f`` raised; the original exception is chained as ``__cause__``.
+    """
+    rendered = _attnlab.check_layer(
+        f,
+        X,
+        _perm_list(perms),
+        _count("samples", samples),
+        bool(exhaustive),
+        _count("seed", seed) or 0,
+        _option("readout", readout),
+        _option("mask", mask),
+        _count("prefix", prefix),
+    )
+    return Report._from_rendered(rendered)
+
+
+def assert_equivariant(f: Layer, X: ArrayLike, **kwargs: Any) -> Report:
+    """:func:`check_equivariance`, raising ``AssertionError`` (the report's text) if it breaks.
+
+    Returns the report when the check holds, so ``assert_equivariant(f, X).margin`` works.
+    """
+    report = check_equivariance(f, X, **kwargs)
+    if not report.holds:
+        raise AssertionError("\n" + str(report))
+    return report
+
+
+def attention(
+    X: ArrayLike,
+    Wq: ArrayLike,
+    Wk: ArrayLike,
+    Wv: ArrayLike,
+    *,
+    heads: int = 1,
+    Wo: Optional[ArrayLike] = None,
+    mask: Optional[str] = None,
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Scaled dot-product self-attention, as the course's numpy program computes it.
+
+    ``Q, K, V = X Wq, X Wk, X Wv``; each head h attends with ``A_h = softmax(Q_h K_hᵀ / √d_k)``
+    (row-wise, the row maximum subtracted first) over its block of columns; the output is
+    ``A V`` (one head) or ``concat_h(A_h V_h) Wo``.
+
+    Args:
+        X: (n, d) input. Wq, Wk: (d, d_k·heads). Wv: (d, d_v·heads). All the same dtype,
+            float32 or float64.
+        heads: number of heads (must divide the projections' widths).
+        Wo: (d_v·heads, d_out) output projection, required for more than one head.
+        mask: ``None``/``"none"``, or ``"causal"`` (query i attends to keys j ≤ i).
+
+    Returns:
+        ``(out, weights)``: out is (n, d_out); weights is (n, n) for one head and
+        (heads, n, n) for several (each row sums to 1).
+    """
+    out, weights = _attnlab.attention(
+        X, Wq, Wk, Wv, _count("heads", heads), Wo, _option("mask", mask)
+    )
+    if heads == 1:
+        weights = weights[0]
+    return out, weights
+
+
+def run(command: str, **options: Any) -> Dict[str, Any]:
+    """Run any attnlab command with the CLI's options; returns its JSON report as a dict.
+
+    ``attnlab.run("equivariance", rng="numpy", pos="index")`` returns what
+    ``attnlab equivariance --rng numpy --pos index --json`` prints. Option names are the CLI's
+    long options with ``_`` for ``-``; unknown options are errors.
+    """
+    body = _json.dumps(options)
+    text_json, _text = _attnlab.run_command(command, body)
+    return _json.loads(text_json)

@@ -1,0 +1,36 @@
+"""The Rust extension behind :mod:`attnlab` (private: use the functions of ``attnlab``)."""
+
+from typing import Any, Callable, List, Optional, Tuple
+
+import numpy as np
+
+__version__: str
+
+class LayerError(RuntimeError):
+    """The layer under test raised; the original exception is chained as ``__cause__``."""
+
+def check_layer(
+    f: Callable[[np.ndarray], Any],
+    x: Any,
+    perms: Optional[List[List[int]]],
+    samples: Optional[int],
+    exhaustive: bool,
+    seed: int,
+    readout: Optional[str],
+    mask: Optional[str],
+    prefix: Optional[int],
+) -> Tuple[str, str, str]: ...
+def run_command(command: str, options: str) -> Tuple[str, str]: ...
+def attention(
+    x: Any,
+    wq: Any,
+    wk: Any,
+    wv: Any,
+    heads: int,
+    wo: Optional[Any],
+    mask: Optional[str],
+) -> Tuple[np.ndarray, np.ndarray]: ...
+def rope_frequencies(
+    source: str, context: Optional[int], layer_type: Optional[str] = ...
+) -> Tuple[np.ndarray, np.ndarray, float]: ...
+def rope_presets() -> List[str]: ...

@@ -1,0 +1,422 @@
+//! The routes: the API (generic over the core's commands), the presets, and the page's assets.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use attnlab_core::api::{self, Context, Report, Request, COMMANDS};
+use attnlab_core::ErrorKind;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use axum::Router;
+use tokio::sync::{watch, Semaphore};
+use tokio::time::Instant;
+
+use crate::assets;
+
+/// What one request may cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest request body, in bytes.
+    pub body_bytes: usize,
+    /// Longest a request may take, waiting for a worker included; past it the computation is
+    /// cancelled and the answer is 503.
+    pub time_limit: Duration,
+    /// Computations running at once (the others wait their turn).
+    pub workers: usize,
+}
+
+impl Default for Limits {
+    /// 1 MiB bodies, 60 s per request (the slowest request within the core's caps, an audit at
+    /// 2³¹ position-planes, takes about 25 s), one worker per core.
+    fn default() -> Self {
+        Limits {
+            body_bytes: 1 << 20,
+            time_limit: Duration::from_secs(60),
+            workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+        }
+    }
+}
+
+struct AppState {
+    limits: Limits,
+    permits: Arc<Semaphore>,
+    shutdown: watch::Receiver<bool>,
+    /// Keeps the channel open for routers built without a shutdown signal.
+    _keep: Option<watch::Sender<bool>>,
+}
+
+/// A command's name in URLs: the CLI's spelling with spaces as slashes (`rope audit` →
+/// `rope/audit`).
+///
+/// ```
+/// assert_eq!(attnlab_web::url_name("rope audit"), "rope/audit");
+/// ```
+pub fn url_name(command: &str) -> String {
+    command.split_whitespace().collect::<Vec<_>>().join("/")
+}
+
+/// The application, with no shutdown signal (tests; [`crate::serve`] uses
+/// [`router_with_shutdown`]).
+pub fn router(limits: Limits) -> Router {
+    let (tx, rx) = watch::channel(false);
+    build(limits, rx, Some(tx))
+}
+
+/// The application; when `shutdown` turns true, running computations are cancelled.
+pub fn router_with_shutdown(limits: Limits, shutdown: watch::Receiver<bool>) -> Router {
+    build(limits, shutdown, None)
+}
+
+fn build(
+    limits: Limits,
+    shutdown: watch::Receiver<bool>,
+    keep: Option<watch::Sender<bool>>,
+) -> Router {
+    let state = Arc::new(AppState {
+        limits,
+        permits: Arc::new(Semaphore::new(limits.workers.max(1))),
+        shutdown,
+        _keep: keep,
+    });
+    Router::new()
+        .route("/", get(|| async { asset("index.html") }))
+        .route(
+            "/assets/{name}",
+            get(|Path(name): Path<String>| async move { asset(&name) }),
+        )
+        .route("/api/presets", get(presets))
+        .route("/api/commands", get(commands))
+        .route("/api/{*command}", any(api))
+        .fallback(|uri: Uri| async move {
+            error(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "no page {}",
+                    attnlab_core::present::text::shorten(uri.path())
+                ),
+            )
+        })
+        .with_state(state)
+}
+
+/// `{"error": message}` with `status`; the message is one line, as the CLI prints it.
+fn error(status: StatusCode, message: impl AsRef<str>) -> Response {
+    let line = message.as_ref().replace(['\n', '\r'], " ");
+    json_response(status, serde_json::json!({ "error": line }).to_string())
+}
+
+fn json_response(status: StatusCode, body: String) -> Response {
+    let mut r = (status, body).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+fn asset(name: &str) -> Response {
+    match assets::get(name) {
+        Some((mime, body)) => {
+            let mut r = body.into_response();
+            let h = r.headers_mut();
+            h.insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
+            h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+            h.insert(
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(
+                    "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'",
+                ),
+            );
+            h.insert(
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            );
+            r
+        }
+        None => error(
+            StatusCode::NOT_FOUND,
+            format!("no asset {}", attnlab_core::present::text::shorten(name)),
+        ),
+    }
+}
+
+async fn presets() -> Response {
+    let list: Vec<serde_json::Value> = attnlab_core::config::preset_names()
+        .into_iter()
+        .map(|name| {
+            serde_json::json!({
+                "name": name,
+                "source": attnlab_core::config::preset_source(name),
+            })
+        })
+        .collect();
+    json_response(StatusCode::OK, serde_json::Value::Array(list).to_string())
+}
+
+async fn commands(State(st): State<Arc<AppState>>) -> Response {
+    let body = serde_json::json!({
+        "commands": COMMANDS.iter().map(|c| serde_json::json!({
+            "name": c,
+            "url": format!("/api/{}", url_name(c)),
+        })).collect::<Vec<_>>(),
+        "limits": {
+            "body_bytes": st.limits.body_bytes,
+            "time_limit_seconds": st.limits.time_limit.as_secs_f64(),
+            "workers": st.limits.workers,
+        },
+    });
+    json_response(StatusCode::OK, body.to_string())
+}
+
+/// What the answer holds besides the report.
+#[derive(Debug, Default, Clone, Copy)]
+struct View {
+    charts: bool,
+    text: bool,
+}
+
+impl View {
+    fn parse(query: Option<&str>) -> Result<View, String> {
+        let mut v = View::default();
+        for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            let (k, val) = pair.split_once('=').unwrap_or((pair, ""));
+            match (k, val) {
+                ("charts", "svg") => v.charts = true,
+                ("charts", "none" | "") => {}
+                ("text", "1" | "true") => v.text = true,
+                ("text", "0" | "false" | "") => {}
+                _ => {
+                    return Err(format!(
+                        "invalid query parameter: {}; expected charts=svg or text=1",
+                        attnlab_core::present::text::shorten(pair)
+                    ))
+                }
+            }
+        }
+        Ok(v)
+    }
+
+    fn wrapped(self) -> bool {
+        self.charts || self.text
+    }
+}
+
+fn human_bytes(n: usize) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+async fn api(
+    State(st): State<Arc<AppState>>,
+    Path(path): Path<String>,
+    method: Method,
+    uri: Uri,
+    body: Body,
+) -> Response {
+    let started = Instant::now();
+    let Some(command) = COMMANDS.iter().find(|c| url_name(c) == path) else {
+        let known: Vec<String> = COMMANDS.iter().map(|c| url_name(c)).collect();
+        return error(
+            StatusCode::NOT_FOUND,
+            format!(
+                "invalid command: {}; expected one of {}",
+                attnlab_core::present::text::shorten(&path),
+                known.join(", ")
+            ),
+        );
+    };
+    if method != Method::POST {
+        let mut r = error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("/api/{path} takes POST with the request as a JSON body (got {method})"),
+        );
+        r.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return r;
+    }
+    let view = match View::parse(uri.query()) {
+        Ok(v) => v,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    let limit = st.limits.body_bytes;
+    let bytes = match axum::body::to_bytes(body, limit).await {
+        Ok(b) => b,
+        Err(_) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "request body is over the limit of {}; send the options, not data",
+                    human_bytes(limit)
+                ),
+            )
+        }
+    };
+    let value = if bytes.iter().all(u8::is_ascii_whitespace) {
+        serde_json::Value::Object(serde_json::Map::new())
+    } else {
+        match serde_json::from_slice::<serde_json::Value>(&bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    format!(
+                        "malformed JSON body: {e}; expected a JSON object of the command's options"
+                    ),
+                )
+            }
+        }
+    };
+    let request = match Request::from_json(command, value) {
+        Ok(r) => r,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
+    };
+    compute(&st, request, view, started).await
+}
+
+/// The answer of one computation, built on the worker (serialising a large report is work too).
+enum Answer {
+    Ok { body: String, outcome: &'static str },
+    Err(attnlab_core::Error),
+}
+
+fn answer(request: &Request, view: View, cancel: &AtomicBool) -> Answer {
+    let ctx = Context {
+        progress: &|_, _| {},
+        cancel: Some(cancel),
+        allow_files: false,
+        // The core's default work and memory limits: a request over them is a 400 naming the
+        // estimate and the limit, like the CLI's exit 2.
+        limits: attnlab_core::limits::Limits::default(),
+    };
+    let report = match api::run_with(request, &ctx) {
+        Ok(r) => r,
+        Err(e) => return Answer::Err(e),
+    };
+    let outcome = if report.outcome().holds() {
+        "holds"
+    } else {
+        "fails"
+    };
+    match body(&report, view, outcome) {
+        Ok(body) => Answer::Ok { body, outcome },
+        Err(e) => Answer::Err(e),
+    }
+}
+
+/// The report's JSON exactly as `attnlab <command> --json` prints it (pretty, one trailing
+/// newline), or the wrapped view. The report is never round-tripped through
+/// `serde_json::Value`, which would widen f32 values.
+fn body(report: &Report, view: View, outcome: &str) -> attnlab_core::Result<String> {
+    let json = |r: &Report, pretty: bool| {
+        if pretty {
+            serde_json::to_string_pretty(r)
+        } else {
+            serde_json::to_string(r)
+        }
+        .map_err(|e| attnlab_core::Error::write("the report", e))
+    };
+    if !view.wrapped() {
+        let mut s = json(report, true)?;
+        s.push('\n');
+        return Ok(s);
+    }
+    let mut s = format!(
+        r#"{{"outcome":"{outcome}","report":{}"#,
+        json(report, false)?
+    );
+    if view.charts {
+        let mut charts = Vec::new();
+        for c in report.charts() {
+            charts.push(serde_json::json!({
+                "name": c.name,
+                "title": c.title,
+                "svg": attnlab_render::svg::render(&c)?,
+            }));
+        }
+        s.push_str(&format!(
+            r#","charts":{}"#,
+            serde_json::Value::Array(charts)
+        ));
+    }
+    if view.text {
+        let text = attnlab_render::text::render(report);
+        s.push_str(&format!(r#","text":{}"#, serde_json::Value::String(text)));
+    }
+    s.push('}');
+    Ok(s)
+}
+
+async fn compute(st: &AppState, request: Request, view: View, started: Instant) -> Response {
+    let limit = st.limits.time_limit;
+    let deadline = started + limit;
+    let over_time = || {
+        error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "{} did not finish within the server's time limit of {} s; ask for less work (or start the server with a longer --time-limit)",
+                request.command(),
+                attnlab_core::present::number::short(limit.as_secs_f64())
+            ),
+        )
+    };
+    let permit = match tokio::time::timeout_at(deadline, st.permits.clone().acquire_owned()).await {
+        Ok(Ok(p)) => p,
+        Ok(Err(_)) => {
+            return error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is shutting down",
+            )
+        }
+        Err(_) => return over_time(),
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&cancel);
+    let req = request.clone();
+    let mut task = tokio::task::spawn_blocking(move || {
+        // The permit is held until the computation really ends, cancelled or not.
+        let _permit = permit;
+        answer(&req, view, &flag)
+    });
+    let mut shutdown = st.shutdown.clone();
+    let result = tokio::select! {
+        r = &mut task => r,
+        () = tokio::time::sleep_until(deadline) => {
+            cancel.store(true, Ordering::Relaxed);
+            return over_time();
+        }
+        _ = shutdown.wait_for(|down| *down) => {
+            cancel.store(true, Ordering::Relaxed);
+            return error(StatusCode::SERVICE_UNAVAILABLE, "the server is shutting down");
+        }
+    };
+    match result {
+        Ok(Answer::Ok { body, outcome }) => {
+            let mut r = json_response(StatusCode::OK, body);
+            r.headers_mut()
+                .insert("x-attnlab-outcome", HeaderValue::from_static(outcome));
+            r
+        }
+        Ok(Answer::Err(e)) if e.kind() == ErrorKind::Cancelled => over_time(),
+        Ok(Answer::Err(e)) if e.kind() == ErrorKind::Write => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("internal error rendering the report (a bug in attnlab): {e}"),
+        ),
+        Ok(Answer::Err(e)) => error(StatusCode::BAD_REQUEST, e.to_string()),
+        Err(join) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!(
+                "internal error in {} (a bug in attnlab, please report it with the request): {join}",
+                request.command()
+            ),
+        ),
+    }
+}

@@ -1,0 +1,62 @@
+// The Session panel: answer one step, see it graded by the same engine (the API's report), and
+// the next step offered.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { startServer, launch, artifacts } from './harness.mjs';
+
+let server, browser, page, problems, commands;
+before(async () => {
+  server = await startServer();
+  ({ browser, page, problems } = await launch());
+  commands = (await (await fetch(server.url + 'api/commands')).json()).commands.map((c) => c.name);
+  await page.goto(server.url);
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.click('#tab-session');
+});
+after(async () => {
+  await browser?.close();
+  assert.equal(await server?.stop(), 0);
+});
+
+async function post(body) {
+  const res = await fetch(server.url + 'api/session', { method: 'POST', body: JSON.stringify(body) });
+  assert.equal(res.status, 200);
+  return res.json();
+}
+
+test('one step: predict, run, compare, score', async (t) => {
+  if (!commands.includes('session')) {
+    await page.waitForSelector('#session-body .unavailable');
+    t.skip('this server has no session yet');
+    return;
+  }
+  const steps = (await post({ list: true })).steps;
+  await page.waitForSelector('#session-title');
+  const first = steps[0];
+  assert.equal(await page.getAttribute('#session-title', 'data-step'), first.id);
+  assert.equal(await page.locator('#session-question').textContent(), first.question);
+  // Answer it (the first option the form offers) with a reason, and submit.
+  const answer = first.answer_kind.kind === 'yes_no' ? 'yes' : first.answer_kind.kind === 'choice' ? first.answer_kind.options[0].key : null;
+  assert.ok(answer, `a first step with a fixed set of answers (${first.answer_kind.kind})`);
+  await page.check(`input[name="session-answer"][value="${answer}"]`);
+  await page.fill('#session-reason', 'a guess');
+  await page.click('#session-submit');
+  await page.waitForSelector('#session-record');
+  const api = await post({ answers: { [first.id]: { answer, reason: 'a guess' } } });
+  const rec = api.steps.find((s) => s.id === first.id);
+  assert.equal(await page.getAttribute('#session-record', 'data-correct'), String(rec.correct));
+  assert.equal(await page.getAttribute('#session-score', 'data-correct'), String(api.score.correct));
+  assert.equal(await page.getAttribute('#session-score', 'data-answered'), '1');
+  // The next step is the one the engine paused at.
+  await page.waitForFunction((id) => document.getElementById('session-title')?.dataset.step === id, api.paused.step);
+  await page.locator('#panel-session').screenshot({ path: join(artifacts, 'session.png') });
+  // Progress survives a reload (kept in the page's storage, replayed through the engine).
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.click('#tab-session');
+  await page.waitForFunction((id) => document.getElementById('session-title')?.dataset.step === id, api.paused.step);
+  assert.equal(await page.getAttribute('#session-score', 'data-answered'), '1');
+  assert.deepEqual(problems.console, []);
+  assert.deepEqual(problems.pageErrors, []);
+});
