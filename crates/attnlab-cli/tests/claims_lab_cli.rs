@@ -162,3 +162,68 @@ fn lab_rejects_bad_values() {
         common::bad(&args, &[needle]);
     }
 }
+
+/// Issue 11, item 10: `lab` (d) and `rope resolve` name the seed's criterion and report the
+/// stronger property an unmasked layer needs: with {π/2, π/3} at L = 12 every separation
+/// 1..11 differs from 0, but +6 and −6 coincide.
+#[test]
+fn lab_and_resolve_name_the_criterion_and_the_pairwise_property() {
+    for args in [
+        &["lab"][..],
+        &["rope", "resolve", "--omega", "pi/2,pi/3", "--context", "12"][..],
+    ] {
+        let out = common::run_ok(args, 0);
+        assert!(
+            out.contains("criterion (seed 002): no separation 1..L−1 is a common period"),
+            "{out}"
+        );
+        assert!(out.contains("+6 and −6 coincide"), "{out}");
+    }
+    let v = common::json(
+        &[
+            "rope",
+            "resolve",
+            "--omega",
+            "pi/2,pi/3",
+            "--context",
+            "12",
+            "--json",
+        ],
+        0,
+    );
+    assert_eq!(v["resolves"], true);
+    assert_eq!(v["pairwise"]["holds"], false);
+    assert_eq!(v["pairwise"]["coinciding"], serde_json::json!([6, -6]));
+    let v = common::json(&["lab", "--json"], 0);
+    assert_eq!(v["d_resolution"]["pairwise"]["first_alias"], 12);
+}
+
+/// Issue 11, item 6: `lab --blocks FILE` holds the provided blocks fixed and says which.
+#[test]
+fn lab_holds_the_provided_blocks_fixed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("blocks.json");
+    let eye: Vec<Vec<f64>> = (0..4)
+        .map(|i| (0..4).map(|j| f64::from(u8::from(i == j))).collect())
+        .collect();
+    std::fs::write(&file, serde_json::json!({"Wq": eye, "Wk": eye}).to_string()).unwrap();
+    let path = file.to_str().unwrap();
+    let text = common::run_ok(&["lab", "--blocks", path], 0);
+    assert!(
+        text.contains("Blocks: Wq and Wk from the provided file; Wv and X drawn (np.random.seed)."),
+        "{text}"
+    );
+    let v = common::json(&["lab", "--blocks", path, "--json"], 0);
+    assert_eq!(v["setup"]["blocks"], serde_json::json!(["Wq", "Wk"]));
+    assert_eq!(v["setup"]["Wq"], serde_json::json!(eye));
+    assert_eq!(v["a_permutation"]["check"]["report"]["holds"], true);
+    let plain = common::json(&["lab", "--json"], 0);
+    assert_eq!(plain["setup"]["blocks"], serde_json::json!([]));
+    assert_eq!(
+        plain["setup"]["Wv"], v["setup"]["Wv"],
+        "Wv is still the course draw"
+    );
+    // A block the lab does not use is named in a one-line error.
+    std::fs::write(&file, serde_json::json!({"U": eye}).to_string()).unwrap();
+    common::bad(&["lab", "--blocks", path], &["U", "Wq, Wk, Wv, X"]);
+}

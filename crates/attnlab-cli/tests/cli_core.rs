@@ -259,3 +259,66 @@ fn regression_large_matrices_are_elided_in_tables() {
     assert_eq!(v["weights"].as_array().unwrap().len(), 20);
     assert_eq!(v["weights"][0].as_array().unwrap().len(), 20);
 }
+
+/// Issue 11, item 7: the default generator is numpy, so `attnlab equivariance` and `attnlab
+/// attend` with no options are the course program (np.random.seed(0), n = d = 4); `--rng std`
+/// stays available and draws other matrices.
+#[test]
+fn with_no_options_the_commands_run_the_course_program() {
+    let course = [
+        "--rng", "numpy", "--seed", "0", "--n", "4", "--dim", "4", "--json",
+    ];
+    for cmd in ["attend", "equivariance"] {
+        let default = common::json(&[cmd, "--json"], 0);
+        let explicit = common::json(&[&[cmd][..], &course[..]].concat(), 0);
+        assert_eq!(default, explicit, "{cmd}");
+        assert_eq!(default["rng"], "numpy");
+    }
+    let std = common::json(&["attend", "--rng", "std", "--json"], 0);
+    assert_ne!(std["X"], common::json(&["attend", "--json"], 0)["X"]);
+    let help = common::run_ok(&["equivariance", "--help"], 0);
+    assert!(help.contains("[default: numpy]"), "{help}");
+}
+
+/// Issue 11, item 9: `attend --show` prints the intermediates a student asks for, in the order
+/// of the computation; `--json` holds them all.
+#[test]
+fn attend_shows_the_intermediates_asked_for() {
+    let out = common::run_ok(
+        &[
+            "attend",
+            "--text",
+            "A B .",
+            "--pos",
+            "index",
+            "--show",
+            "scores,qkv,positions",
+        ],
+        0,
+    );
+    let at = |s: &str| out.find(s).unwrap_or_else(|| panic!("no {s:?} in {out}"));
+    assert!(at("positional table added (index)") < at("Q = H·Wq"));
+    assert!(at("V = H·Wv") < at("scores = Q·Kᵀ/√d_k"));
+    assert!(!out.contains("X (input rows)") && !out.contains("output (A·V)"));
+    let all = common::run_ok(&["attend", "--pos", "rope", "--show", "all"], 0);
+    for part in [
+        "X (input rows)",
+        "Wq (4×4)",
+        "Q rotated",
+        "scores =",
+        "weights A",
+        "output (A·V)",
+    ] {
+        assert!(all.contains(part), "{part}: {all}");
+    }
+    assert!(
+        all.contains("RoPE rotates each head's queries and keys"),
+        "{all}"
+    );
+    let v = common::json(&["attend", "--mask", "causal", "--json"], 0);
+    for key in ["Q", "K", "V", "scores", "positions", "Q_rotated"] {
+        assert!(v.get(key).is_some(), "{key}");
+    }
+    assert!(v["scores"][0][1].is_null(), "masked entries are null");
+    common::bad(&["attend", "--show", "everything"], &["--show", "qkv"]);
+}

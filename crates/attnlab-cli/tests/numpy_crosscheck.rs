@@ -2,32 +2,16 @@
 //! `attnlab attend --rng numpy` must draw the same matrices and compute the same attention.
 //!
 //! numpy is installed by `.ci/run`; under CI a missing numpy is a failure, elsewhere the test
-//! prints a skip note.
+//! prints a skip note on stderr that the harness does not swallow (`common::oracle`).
 
 use std::process::Command;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
 
-fn numpy_available() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import numpy"])
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if !ok {
-        assert!(
-            std::env::var("CI").is_err(),
-            "numpy is required under CI (.ci/run installs it)"
-        );
-        eprintln!("skipping: python3 with numpy is not available");
-    }
-    ok
-}
+mod common;
 
-fn matrix(v: &Value) -> Vec<Vec<f64>> {
-    serde_json::from_value(v.clone()).expect("a nested array")
-}
+use common::matrix;
 
 fn max_diff(a: &Value, b: &Value) -> f64 {
     let (a, b) = (matrix(a), matrix(b));
@@ -43,7 +27,7 @@ fn max_diff(a: &Value, b: &Value) -> f64 {
 
 #[test]
 fn seed_program_is_reproduced_for_seeds_0_1_42() {
-    if !numpy_available() {
+    if !common::oracle("numpy") {
         return;
     }
     for (seed, n, d, perm) in [
@@ -52,7 +36,7 @@ fn seed_program_is_reproduced_for_seeds_0_1_42() {
         (42, 4, 4, "2,0,3,1"),
         (42, 6, 3, "5,0,4,1,3,2"),
     ] {
-        let py = Command::new("python3")
+        let py = Command::new(common::python())
             .args([
                 concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/python/seed000.py"),
                 &seed.to_string(),
@@ -122,4 +106,30 @@ fn seed_program_is_reproduced_for_seeds_0_1_42() {
         let r: Value = serde_json::from_slice(&eq.stdout).unwrap();
         assert_eq!(r["holds"], true);
     }
+}
+
+/// Issue 11, defect 2: a cross-check whose oracle is missing is skipped with a visible reason
+/// locally and fails under CI — it never counts as passed because its oracle could not run.
+#[test]
+fn regression_a_missing_oracle_skips_locally_and_fails_under_ci() {
+    let module = "attnlab_no_such_oracle_module";
+    let mut note = Vec::new();
+    assert!(!common::oracle_with("python3", module, false, &mut note));
+    let note = String::from_utf8(note).unwrap();
+    assert!(
+        note.starts_with("SKIPPED (no oracle)") && note.contains(module),
+        "{note}"
+    );
+    let under_ci =
+        std::panic::catch_unwind(|| common::oracle_with("python3", module, true, &mut Vec::new()));
+    let msg = under_ci.expect_err("a missing oracle must fail under CI");
+    let msg = msg.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("required under CI"), "{msg}");
+    // A Python that does not exist is a missing oracle too (not a pass).
+    assert!(!common::oracle_with(
+        "/nonexistent/python3",
+        "json",
+        false,
+        &mut Vec::new()
+    ));
 }

@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::matrix;
 use serde_json::Value;
 
 fn run(args: &[&str]) -> (i32, String, String) {
@@ -10,20 +11,6 @@ fn run(args: &[&str]) -> (i32, String, String) {
         .chain(args.iter().copied())
         .collect();
     common::run_text(&full)
-}
-
-fn matrix(v: &Value) -> Vec<Vec<f64>> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            r.as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_f64().unwrap())
-                .collect()
-        })
-        .collect()
 }
 
 fn vector(v: &Value) -> Vec<f64> {
@@ -186,4 +173,21 @@ fn bad_inputs_exit_2_with_one_line() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(needle), "{needle:?} not in {err}");
     }
+}
+
+/// Issue 11, defect 4: `predict --text "B A ."` ties three ways (⅓ each); the output says it is
+/// a tie and lists the tied tokens instead of announcing one of them.
+#[test]
+fn regression_predict_b_a_dot_is_reported_as_a_tie() {
+    let out = common::run_ok(&["predict", "--text", "B A ."], 0);
+    assert!(
+        out.contains("prediction: a tie — \"A\", \"B\" and \".\" are equally probable"),
+        "{out}"
+    );
+    assert_eq!(out.matches(" ◀").count(), 3, "{out}");
+    let v = common::json(&["predict", "--text", "B A .", "--json"], 0);
+    assert_eq!(v["tied"], serde_json::json!(["A", "B", "."]));
+    assert!(v["tie_tolerance"].as_f64().unwrap() > 0.0);
+    let v = common::json(&["predict", "--json"], 0);
+    assert_eq!(v["tied"], serde_json::json!(["B"]));
 }

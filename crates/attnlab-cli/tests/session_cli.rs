@@ -24,6 +24,19 @@ fn session(args: &[&str]) -> (i32, String, String) {
     common::run_text(&[&["session"], args].concat())
 }
 
+/// The right answers without the given steps, as a TOML document (with `resume = true` when
+/// `resume`).
+fn right_without(skip: &[&str], resume: bool) -> String {
+    let mut t: toml::Table = toml::from_str(RIGHT).unwrap();
+    for k in skip {
+        t.remove(*k);
+    }
+    if resume {
+        t.insert("resume".into(), toml::Value::Boolean(true));
+    }
+    toml::to_string(&t).unwrap()
+}
+
 fn json(stdout: &str) -> Value {
     serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not one JSON object ({e}): {stdout}"))
 }
@@ -168,17 +181,20 @@ scale = 0
         state.to_str().unwrap(),
         "--json",
     ]);
-    assert_eq!(code, 0, "{err}");
-    let v = json(&out);
-    // Not every step had an answer: the run stops at the first one without, keeping progress.
-    assert_eq!(v["complete"], false);
     assert_eq!(
-        v["paused"],
-        json!({"reason": "no_answer", "step": "embedding_dim"})
+        code, 1,
+        "an incomplete answers file is not a graded session: {err}"
     );
-    assert_eq!(v["score"]["answered"], 0);
-    assert!(!err.contains("── Step"), "{err}");
-    // Supplying the rest runs everything; the overridden steps were graded at their settings.
+    let v = json(&out);
+    // Not every step had an answer: the four given are graded, the eleven others named.
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["paused"], Value::Null);
+    assert_eq!(v["score"]["answered"], 4);
+    assert_eq!(v["missing"].as_array().unwrap().len(), STEPS - 4);
+    assert_eq!(v["missing"][0], "embedding_dim");
+    assert_eq!(err.matches("── Step").count(), 4, "{err}");
+    // Supplying the rest (from a fresh state) runs everything; the overridden steps were graded
+    // at their settings.
     let mut all: toml::Table = toml::from_str(RIGHT).unwrap();
     let extra: toml::Table = toml::from_str(&std::fs::read_to_string(&answers).unwrap()).unwrap();
     all.extend(extra);
@@ -188,6 +204,7 @@ scale = 0
         full.to_str().unwrap(),
         "--state",
         state.to_str().unwrap(),
+        "--reset",
         "--json",
     ]);
     assert_eq!(code, 0, "{err}");
@@ -216,7 +233,8 @@ scale = 0
 fn progress_resumes_from_the_state_file() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("nested/dir/state.json");
-    // First sitting: the first three steps only.
+    // First sitting: the first three steps only. They are graded, the other twelve named, and
+    // the run is incomplete (exit 1).
     let first = write(
         dir.path(),
         "first.toml",
@@ -228,21 +246,33 @@ fn progress_resumes_from_the_state_file() {
         "--state",
         state.to_str().unwrap(),
     ]);
-    assert_eq!(code, 0);
-    assert!(out.contains("Session paused"), "{out}");
+    assert_eq!(code, 1);
     assert!(
-        out.contains("after 3 of 15 steps; score so far 2/3"),
+        out.contains("Graded 3 of 15 steps: 2 predictions right."),
         "{out}"
     );
+    assert!(
+        out.contains("Not graded — no answer for readouts, "),
+        "{out}"
+    );
+    assert!(out.contains("(12 of 15 steps)"), "{out}");
     assert!(out.contains(&format!("--state {}", state.display())));
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
     assert_eq!(saved["version"], 1);
     assert_eq!(saved["records"].as_array().unwrap().len(), 3);
-    // Second sitting: the full sheet; only the 12 remaining steps run, the earlier miss stays.
-    let all = write(dir.path(), "all.toml", RIGHT);
+    // Second sitting: the twelve others, with resume = true; the three are carried over (and
+    // the text says so), the earlier miss stays.
+    let rest = write(
+        dir.path(),
+        "rest.toml",
+        &right_without(
+            &["embedding_dim", "shuffle_attention", "swap_two_tokens"],
+            true,
+        ),
+    );
     let (code, out, _) = session(&[
         "--answers",
-        all.to_str().unwrap(),
+        rest.to_str().unwrap(),
         "--state",
         state.to_str().unwrap(),
     ]);
@@ -251,14 +281,33 @@ fn progress_resumes_from_the_state_file() {
     assert_eq!(out.matches("── Step").count(), 12);
     assert!(!out.contains("Step 3/15"));
     assert!(out.contains("Score: 14/15 predictions right."), "{out}");
+    assert!(
+        out.contains("Carried over from the saved progress (graded in an earlier sitting, not by this run): embedding_dim, shuffle_attention and swap_two_tokens."),
+        "{out}"
+    );
+    assert!(out.contains("earlier (saved)"), "{out}");
     // A third run has nothing left to do and reports the same score.
     let (_, out, _) = session(&["--state", state.to_str().unwrap()]);
     assert_eq!(out.matches("── Step").count(), 0);
     assert!(out.contains("Score: 14/15"));
-    // --reset starts over.
-    let (_, out, _) = session(&[
+    // Resuming with a file that answers a finished step grades that answer now: the saved
+    // record never stands in for an answer the file gives.
+    let all = write(dir.path(), "all.toml", &right_without(&[], true));
+    let (code, out, _) = session(&[
         "--answers",
         all.to_str().unwrap(),
+        "--state",
+        state.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(out.matches("── Step").count(), 15);
+    assert!(out.contains("Score: 15/15"));
+    assert!(!out.contains("Carried over"), "{out}");
+    // --reset starts over.
+    let right = write(dir.path(), "right.toml", RIGHT);
+    let (_, out, _) = session(&[
+        "--answers",
+        right.to_str().unwrap(),
         "--state",
         state.to_str().unwrap(),
         "--reset",
@@ -266,12 +315,102 @@ fn progress_resumes_from_the_state_file() {
     assert!(out.contains("Score: 15/15"));
 }
 
+/// Issue 11, defect 1: after a complete run with the right answers, a run with wrong answers
+/// reports the wrong answers (the earlier 15/15 never stands in for them).
+#[test]
+fn regression_wrong_answers_after_a_complete_run_are_graded_on_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let right = write(dir.path(), "right.toml", RIGHT);
+    let wrong = write(
+        dir.path(),
+        "wrong.json",
+        include_str!("data/session_wrong.json"),
+    );
+    let run = |answers: &Path, extra: &[&str]| {
+        let out = common::attnlab()
+            .args(["session", "--answers", answers.to_str().unwrap()])
+            .args(extra)
+            .env("XDG_STATE_HOME", dir.path())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, out, _) = run(&right, &[]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Score: 15/15"), "{out}");
+    // The default state file is the interactive mode's: a scripted run neither reads nor
+    // writes it.
+    assert!(!dir.path().join("attnlab/session.json").exists());
+    let (code, out, _) = run(&wrong, &["--json"]);
+    assert_eq!(code, 0, "complete (every step graded), even though wrong");
+    let v = json(&out);
+    assert_eq!(v["full_marks"], false);
+    assert!(v["score"]["correct"].as_u64().unwrap() < STEPS as u64);
+    assert_eq!(v["graded_now"].as_array().unwrap().len(), STEPS);
+    assert_eq!(v["carried_over"], json!([]));
+    // With an explicit state file holding the right run, the wrong file is still graded on its
+    // own (resume is not asked for): its report is the wrong answers', and the file keeps the
+    // newest record of each step.
+    let state = dir.path().join("s.json");
+    let (code, _, _) = run(&right, &["--state", state.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    let (code, out, _) = run(&wrong, &["--state", state.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("Score: 15/15"), "{out}");
+    assert!(!out.contains("Carried over"), "{out}");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    let swap = saved["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "swap_two_tokens")
+        .unwrap();
+    assert_eq!(
+        swap["correct"], false,
+        "the newest record of the step is the wrong answer's"
+    );
+    // resume = true needs an explicit --state.
+    let resume = write(dir.path(), "resume.toml", &right_without(&[], true));
+    common::bad(
+        &["session", "--answers", resume.to_str().unwrap()],
+        &["resume = true", "--state FILE"],
+    );
+}
+
+/// Issue 11, defect 1: an answers file with a gap grades the rest, names the missing step and
+/// exits 1 (it used to stop at the gap with exit 0).
+#[test]
+fn regression_a_missing_step_is_named_and_the_rest_graded() {
+    let dir = tempfile::tempdir().unwrap();
+    let gap = write(dir.path(), "gap.toml", &right_without(&["readouts"], false));
+    let (code, out, _) = session(&["--answers", gap.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(out.matches("── Step").count(), STEPS - 1);
+    assert!(
+        out.contains("Graded 14 of 15 steps: 14 predictions right."),
+        "{out}"
+    );
+    assert!(
+        out.contains("Not graded — no answer for readouts (1 of 15 steps); add it to the answers to grade it."),
+        "{out}"
+    );
+    let (code, v, _) = common::run_json(&["session", "--answers", gap.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 1);
+    assert_eq!(v["missing"], json!(["readouts"]));
+    assert_eq!(v["complete"], false);
+}
+
 #[test]
 fn the_default_state_file_lives_under_xdg_state_home() {
+    // The interactive mode keeps its progress there (piped input answers the first step).
     let dir = tempfile::tempdir().unwrap();
-    let answers = write(dir.path(), "a.toml", "embedding_dim = \"no\"\n");
     let out = common::attnlab()
-        .args(["session", "--answers", answers.to_str().unwrap()])
+        .args(["session"])
+        .write_stdin("no\n\n")
         .env("XDG_STATE_HOME", dir.path())
         .output()
         .unwrap();
@@ -434,25 +573,15 @@ print("\nEXIT %d" % p.wait(timeout=60))
 
 #[test]
 fn interactive_session_through_a_pty_exits_cleanly_on_eof_keeping_progress() {
-    let python = ["python3", "python"].into_iter().find(|p| {
-        Command::new(p)
-            .args(["-c", "import pty, select"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
-    let Some(python) = python else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "python3 with the pty module is required under CI"
-        );
-        eprintln!("note: skipping the pty test, python3 with the pty module is not available");
+    if !common::oracle("pty, select") {
         return;
-    };
+    }
+    let python = common::python();
     let dir = tempfile::tempdir().unwrap();
     let driver = write(dir.path(), "drive.py", PTY_DRIVER);
     let state = dir.path().join("state.json");
     let bin = env!("CARGO_BIN_EXE_attnlab");
-    let out = Command::new(python)
+    let out = Command::new(&python)
         .arg(&driver)
         .arg(bin)
         .arg(&state)
@@ -497,8 +626,12 @@ fn interactive_session_through_a_pty_exits_cleanly_on_eof_keeping_progress() {
         text.contains("hint: Multiplying a one-hot row vector"),
         "{text}"
     );
-    // Resuming (scripted) picks up at step 3.
-    let answers = write(dir.path(), "right.toml", RIGHT);
+    // Resuming (scripted, resume = true) picks up at step 3.
+    let answers = write(
+        dir.path(),
+        "right.toml",
+        &right_without(&["embedding_dim", "shuffle_attention"], true),
+    );
     let (code, out, _) = session(&[
         "--answers",
         answers.to_str().unwrap(),
@@ -569,7 +702,14 @@ fn state_files_of_the_previous_version_keep_working() {
     let state = dir.path().join("state.json");
     let old = include_str!("data/session_state_v1_partial.json");
     std::fs::write(&state, old).unwrap();
-    let answers = write(dir.path(), "right.toml", RIGHT);
+    let answers = write(
+        dir.path(),
+        "right.toml",
+        &right_without(
+            &["embedding_dim", "shuffle_attention", "swap_two_tokens"],
+            true,
+        ),
+    );
     let (code, out, err) = session(&[
         "--answers",
         answers.to_str().unwrap(),
@@ -605,6 +745,64 @@ fn state_files_of_the_previous_version_keep_working() {
     let (code, out, _) = session(&["--state", state.to_str().unwrap()]);
     assert_eq!(code, 0);
     assert!(out.contains("Score: 4/15 predictions right."), "{out}");
+}
+
+/// Issue 11, item 6: `session --blocks FILE` holds the provided blocks fixed in the steps that
+/// run a layer, and the output says which blocks were used.
+#[test]
+fn the_session_holds_the_provided_blocks_fixed_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocks = write(
+        dir.path(),
+        "blocks.json",
+        r#"{"Wq": [[1, 0], [0, 1]], "Wv": [[2, 0], [0, 1]]}"#,
+    );
+    let answers = write(dir.path(), "right.toml", RIGHT);
+    let args = [
+        "--answers",
+        answers.to_str().unwrap(),
+        "--blocks",
+        blocks.to_str().unwrap(),
+    ];
+    let (code, out, err) = session(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("Held fixed: the provided blocks Wq and Wv (in every step that runs a layer"),
+        "{out}"
+    );
+    assert!(out.contains("· held fixed: the provided Wq, Wv"), "{out}");
+    let (code, v, _) = common::run_json(&[&["session"][..], &args[..], &["--json"][..]].concat());
+    assert_eq!(code, 0);
+    assert_eq!(v["blocks"], json!(["Wq", "Wv"]));
+    let rec = |id: &str| {
+        v["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(rec("swap_two_tokens")["blocks"], json!(["Wq", "Wv"]));
+    assert!(rec("rope_repeat_half_pi").get("blocks").is_none());
+    // The drawn input takes the projections' width (2 here, like the course table). A 3 × 3 Wq
+    // without an E of width 3 does not fit the steps that embed text: refused before anything
+    // runs.
+    let bad = write(
+        dir.path(),
+        "bad.json",
+        r#"{"Wq": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]}"#,
+    );
+    common::bad(
+        &[
+            "session",
+            "--answers",
+            answers.to_str().unwrap(),
+            "--blocks",
+            bad.to_str().unwrap(),
+        ],
+        &["every step of the session"],
+    );
 }
 
 /// Issue 13: concurrent scripted runs on one state file all succeed (each saves through its

@@ -21,6 +21,7 @@ macro_rules! snapshot {
             assert_eq!(code, $code, "{json_args:?}: {err}");
             let value: serde_json::Value =
                 serde_json::from_str(&json).expect("--json prints one JSON document");
+            common::assert_no_internals_in_json(stringify!($name), &value);
             insta::assert_snapshot!(
                 concat!(stringify!($name), "_json"),
                 serde_json::to_string_pretty(&value).unwrap()
@@ -38,6 +39,24 @@ snapshot!(
     attend_two_heads,
     0,
     ["attend", "--n", "3", "--dim", "4", "--heads", "2"]
+);
+snapshot!(
+    attend_show_all_rope_causal,
+    0,
+    ["attend", "--n", "3", "--dim", "2", "--pos", "rope", "--mask", "causal", "--show", "all"]
+);
+snapshot!(
+    attend_show_index_positions,
+    0,
+    [
+        "attend",
+        "--text",
+        "A B",
+        "--pos",
+        "index",
+        "--show",
+        "positions,qkv"
+    ]
 );
 snapshot!(
     equivariance_course_program,
@@ -72,6 +91,74 @@ snapshot!(
     ["equivariance", "--readout", "mean", "--n", "3"]
 );
 snapshot!(lab_default, 0, ["lab"]);
+// Issue 11, defect 3: the inputs that used to leak Rust internals into user text (`Some(12)`,
+// `s = []`, `(1 planes)`, an empty range "1..0").
+snapshot!(regression_lab_context_one, 0, ["lab", "--context", "1"]);
+snapshot!(
+    regression_lab_single_frequency_set,
+    0,
+    ["lab", "--omegas", "pi", "--context", "2"]
+);
+snapshot!(
+    regression_rope_score_nothing_like_zero,
+    0,
+    ["rope", "score", "--omega", "0.3", "--max-sep", "1"]
+);
+snapshot!(
+    regression_rope_resolve_one_plane,
+    0,
+    [
+        "rope",
+        "resolve",
+        "--base",
+        "10000",
+        "--dim",
+        "2",
+        "--context",
+        "2"
+    ]
+);
+snapshot!(
+    regression_rope_audit_one_plane,
+    0,
+    [
+        "rope",
+        "audit",
+        "--base",
+        "10000",
+        "--dim",
+        "2",
+        "--context",
+        "2",
+        "--skip-min-base"
+    ]
+);
+snapshot!(
+    regression_rope_identity_one_plane,
+    0,
+    [
+        "rope",
+        "identity",
+        "--base",
+        "10000",
+        "--dim",
+        "2",
+        "--trials",
+        "3",
+        "--max-shift",
+        "10"
+    ]
+);
+snapshot!(
+    regression_equivariance_one_token,
+    0,
+    ["equivariance", "--n", "1"]
+);
+snapshot!(
+    regression_attend_one_token,
+    0,
+    ["attend", "--n", "1", "--dim", "1", "--show", "all"]
+);
 snapshot!(
     lab_set_aliases,
     0,
@@ -88,7 +175,7 @@ snapshot!(session_list, 0, ["session", "--list"]);
 /// A scripted session from an answers file in `tests/data/`, from a fresh state: snapshots
 /// `<name>_text` (stdout) and `<name>_json` (the report); the temporary paths read `<STATE>` and
 /// `<ANSWERS>`.
-fn session_snapshot(name: &str, answers: &str) {
+fn session_snapshot(name: &str, answers: &str, want: i32) {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state.json");
     let state = state.to_str().unwrap();
@@ -103,14 +190,15 @@ fn session_snapshot(name: &str, answers: &str) {
     ];
     let redact = |s: &str| s.replace(state, "<STATE>").replace(&answers, "<ANSWERS>");
     let (code, text, err) = common::run_text(&args);
-    assert_eq!(code, 0, "{args:?}: {err}");
+    assert_eq!(code, want, "{args:?}: {err}");
     common::assert_no_internals(name, &text);
     insta::assert_snapshot!(format!("{name}_text"), redact(&text));
     let json_args = [&args[..], &["--json"]].concat();
     let (code, json, err) = common::run_text(&json_args);
-    assert_eq!(code, 0, "{json_args:?}: {err}");
+    assert_eq!(code, want, "{json_args:?}: {err}");
     let value: serde_json::Value =
         serde_json::from_str(&json).expect("--json prints one JSON document");
+    common::assert_no_internals_in_json(name, &value);
     insta::assert_snapshot!(
         format!("{name}_json"),
         redact(&serde_json::to_string_pretty(&value).unwrap())
@@ -119,12 +207,18 @@ fn session_snapshot(name: &str, answers: &str) {
 
 #[test]
 fn session_right_answers() {
-    session_snapshot("session_right_answers", "session_right.toml");
+    session_snapshot("session_right_answers", "session_right.toml", 0);
 }
 
 #[test]
 fn session_wrong_answers() {
-    session_snapshot("session_wrong_answers", "session_wrong.json");
+    session_snapshot("session_wrong_answers", "session_wrong.json", 0);
+}
+
+/// Two steps missing and one wrong: the rest graded, the missing named, exit 1.
+#[test]
+fn session_gap_answers() {
+    session_snapshot("session_gap_answers", "session_gap.toml", 1);
 }
 snapshot!(
     rope_identity_exact,

@@ -1169,6 +1169,44 @@ pub fn preset_names() -> Vec<&'static str> {
     PRESETS.iter().map(|(n, _, _)| *n).collect()
 }
 
+/// A built-in preset as `rope audit --list-presets` lists it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PresetInfo {
+    /// The name `--preset` takes.
+    pub name: &'static str,
+    /// Where its values were typed from (model repository and file).
+    pub source: &'static str,
+    /// Its rope type (default, linear, dynamic, yarn, longrope, llama3).
+    pub rope_type: String,
+    /// Its rotary dimension.
+    pub rotary_dim: usize,
+    /// Its base θ (`rope_theta`).
+    pub base: Option<f64>,
+    /// The context length it declares (`max_position_embeddings`).
+    pub context: Option<u64>,
+}
+
+/// Every built-in preset with its source, rope type, rotary dimension and base.
+///
+/// # Errors
+/// None in practice (every preset is tested to load).
+pub fn presets() -> Result<Vec<PresetInfo>> {
+    PRESETS
+        .iter()
+        .map(|(name, source, _)| {
+            let f = preset(name)?.frequencies(None)?;
+            Ok(PresetInfo {
+                name,
+                source,
+                rope_type: f.rope_type.clone(),
+                rotary_dim: f.rotary_dim,
+                base: f.base,
+                context: f.context,
+            })
+        })
+        .collect()
+}
+
 /// Where a preset's values were typed from (model repository and file), if the name is known.
 pub fn preset_source(name: &str) -> Option<&'static str> {
     PRESETS

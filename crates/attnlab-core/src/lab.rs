@@ -50,6 +50,11 @@ pub struct LabConfig {
     pub context: u64,
     /// Largest separation shown in product (b).
     pub max_sep: u64,
+    /// The provided blocks (seed 002's practical holds them fixed): `Wq`, `Wk`, `Wv`, `X` from
+    /// a file replace the course program's draws of the same name (an `X` of n ≠ 4 rows is
+    /// shuffled by the rotation [1, 2, …, n−1, 0] instead of [2, 0, 3, 1]; n ≤ 8, so that the
+    /// exercises can run every permutation).
+    pub blocks: Option<crate::blocks::Blocks>,
 }
 
 impl Default for LabConfig {
@@ -63,6 +68,7 @@ impl Default for LabConfig {
             omegas: "pi/2,pi/3".into(),
             context: 12,
             max_sep: 12,
+            blocks: None,
         }
     }
 }
@@ -80,6 +86,9 @@ pub struct LabSetup {
     pub dim: usize,
     /// The permutation of product (a).
     pub perm: Vec<usize>,
+    /// The blocks that replaced the course program's draws (`Wq`, `Wk`, `Wv`, `X`), in that
+    /// order; empty when every matrix is drawn.
+    pub blocks: Vec<String>,
     /// The single frequency of products (b) and (c).
     pub omega: String,
     /// The frequency set of products (b) and (d).
@@ -208,6 +217,12 @@ crate::choice! {
         CausalFuture = "causal_future",
         /// The two rotary layouts are one rotation up to a permutation.
         RotaryLayouts = "rotary_layouts",
+        /// The rotary score depends on the content vectors, not only on the separation; the
+        /// rotation preserves norms.
+        RotaryContent = "rotary_content",
+        /// Seed 000's answer 4 ("positions are added before attention") and rotary encodings,
+        /// which act inside attention.
+        RotaryInsideAttention = "rotary_inside_attention",
     }
 }
 
@@ -243,6 +258,32 @@ pub enum FactMeasured {
         score_matching: f64,
         /// The same score with the key in the half-split layout.
         score_mixed: f64,
+    },
+    /// One rotation plane (ω = 1 rad/position): scores of (q, k) at two position pairs of the
+    /// same separation, and of another q at that separation; the norms before and after.
+    RotaryContent {
+        /// The separation j − i of both pairs.
+        separation: i64,
+        /// The two position pairs (i, j).
+        pairs: [(i64, i64); 2],
+        /// (R(iω)q)ᵀ(R(jω)k) at the two pairs (equal: only j − i enters).
+        scores_same_content: [f64; 2],
+        /// The same with another query q′ at the first pair (differs: the content enters).
+        score_other_content: f64,
+        /// max over rows and positions of | |R(pω)x| − |x| | (0 to round-off).
+        max_norm_change: f64,
+    },
+    /// Rotary positions, inside attention: the rows entering the projections and the values
+    /// are those of no positions at all, yet the check breaks.
+    RotaryInsideAttention {
+        /// max |H − X|: rotary encodings add nothing to the input (exactly 0).
+        input_change: f64,
+        /// max |V_rope − V_none|: values are not rotated (exactly 0).
+        value_change: f64,
+        /// max |Q_rope − Q_none| (the queries are rotated).
+        query_change: f64,
+        /// The rotary exercise's margin (error / tolerance, ≫ 1: the symmetry breaks).
+        margin: f64,
     },
 }
 
@@ -305,6 +346,9 @@ pub struct Resolution {
     pub result: spectrum::resolve::Resolution,
     /// The same set one separation past its common period, for contrast.
     pub contrast: Option<spectrum::resolve::Resolution>,
+    /// The stronger property an unmasked layer needs: separations −(L−1)..(L−1) pairwise
+    /// distinct (null past L = 2^29).
+    pub pairwise: Option<spectrum::resolve::PairwiseDistinct>,
     /// `(s, margin(s))` for s = 1..=min(2·context, 4096), where margin(s) is the largest
     /// per-plane distance of s·ω_k from a full turn (radians; 0 = scores like separation 0).
     pub margins: Vec<(u64, f64)>,
@@ -325,12 +369,46 @@ fn exercise(id: ExerciseId, expected: Verdict, r: &symmetry::CheckReport) -> Exe
     }
 }
 
+/// The blocks a lab run may hold fixed.
+pub const LAB_BLOCKS: [&str; 4] = ["Wq", "Wk", "Wv", "X"];
+
 fn course_inputs(cfg: &LabConfig) -> Result<Inputs> {
+    if let Some(b) = &cfg.blocks {
+        if let Some(other) = b.arrays.keys().find(|k| !LAB_BLOCKS.contains(&k.as_str())) {
+            return Err(Error::invalid(
+                "block for the lab",
+                crate::present::text::shorten(other),
+                format!(
+                    "one of {} (the layer of product (a) and the exercises)",
+                    LAB_BLOCKS.join(", ")
+                ),
+            ));
+        }
+        if let Some(x) = b.get("X") {
+            if !(1..=8).contains(&x.nrows()) {
+                return Err(Error::shape(
+                    "block X for the lab",
+                    "1 to 8 rows (the exercises run every permutation)",
+                    format!("{} rows", x.nrows()),
+                ));
+            }
+        }
+    }
+    let x = cfg.blocks.as_ref().and_then(|b| b.get("X"));
+    let w = cfg
+        .blocks
+        .as_ref()
+        .and_then(|b| b.get("Wq").or(b.get("Wk")).or(b.get("Wv")));
     InputSpec {
-        n: Some(cfg.n),
-        dim: Some(cfg.dim),
+        n: Some(x.map_or(cfg.n, |x| x.nrows())),
+        dim: Some(
+            x.map(|x| x.ncols())
+                .or(w.map(|w| w.nrows()))
+                .unwrap_or(cfg.dim),
+        ),
         seed: cfg.seed as u64,
         rng: RngKind::Numpy,
+        blocks: cfg.blocks.clone(),
         ..InputSpec::default()
     }
     .build()
@@ -356,7 +434,13 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
 
     // (a) The course program: numpy seed, n = 4, d = 4, perm [2, 0, 3, 1].
     let inputs = course_inputs(cfg)?;
-    let perm = Permutation::new(cfg.perm.clone())?;
+    let (n, dim) = inputs.x.dim();
+    let perm_list: Vec<usize> = if n == cfg.perm.len() {
+        cfg.perm.clone()
+    } else {
+        (1..n).chain(std::iter::once(0)).collect()
+    };
+    let perm = Permutation::new(perm_list.clone())?;
     let bare = LayerSpec::default();
     let f = bare.build::<f64>(&inputs)?;
     let out = f(inputs.x.view())?;
@@ -366,7 +450,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     let check = experiment::symmetry(&bare, &inputs, std::slice::from_ref(&perm), Dtype::F64)?;
     let weights = bare.weights_fn::<f64>(&inputs, 0)?(inputs.x.view())?;
     let a = PermutedOutput {
-        perm: cfg.perm.clone(),
+        perm: perm_list.clone(),
         out_perm,
         permuted_out,
         difference: diff.difference,
@@ -414,15 +498,21 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     let margins = (1..=cfg.context.saturating_mul(2).min(MAX_MARGIN_CURVE))
         .map(|s| (s, spectrum::resolve::margin_direct(&ws, s)))
         .collect();
+    let pairwise = if cfg.context <= spectrum::resolve::MAX_CONTEXT / 2 {
+        Some(spectrum::resolve::pairwise(&set, cfg.context, tol)?)
+    } else {
+        None
+    };
     let d = Resolution {
         statement: prose::resolution_statement(&labels, &res),
         result: res,
         contrast,
+        pairwise,
         margins,
     };
 
     // Seed 000's exercises, over every permutation of the course input.
-    let all = Permutation::all(cfg.n.min(8))?;
+    let all = Permutation::all(n)?;
     let run_one = |spec: LayerSpec, dtype: Dtype| experiment::check(&spec, &inputs, &all, dtype);
     let with = |f: fn(&mut LayerSpec)| {
         let mut spec = bare;
@@ -469,7 +559,12 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     ];
 
     let reference_table = claims::reference_table(Fault::None)?;
-    let facts = facts(cfg)?;
+    let mut facts = facts(cfg)?;
+    let rope_margin = exercises
+        .iter()
+        .find(|e| e.id == ExerciseId::Rope)
+        .map_or(f64::NAN, |e| e.margin);
+    facts.push(rotary_inside_attention(&inputs, rope_margin)?);
     let all_confirmed = a.check.report.holds
         && exercises.iter().all(|e| e.confirmed)
         && reference_table.iter().all(|c| c.holds)
@@ -477,9 +572,14 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     let setup = LabSetup {
         rng: RngKind::Numpy,
         seed: cfg.seed,
-        n: cfg.n,
-        dim: cfg.dim,
-        perm: cfg.perm.clone(),
+        n,
+        dim,
+        perm: perm_list,
+        blocks: LAB_BLOCKS
+            .iter()
+            .filter(|b| cfg.blocks.as_ref().is_some_and(|bl| bl.get(b).is_some()))
+            .map(|b| b.to_string())
+            .collect(),
         omega: single.label(),
         omegas: labels,
         context: cfg.context,
@@ -499,6 +599,36 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
         facts,
         all_confirmed,
     })
+}
+
+/// Seed 000's answer 4 says order is put into each token's input before attention; a rotary
+/// encoding instead rotates queries and keys inside attention: measured on the course input.
+fn rotary_inside_attention(inputs: &Inputs, margin: f64) -> Result<Fact> {
+    let trace = |pos: PosKind| {
+        let spec = LayerSpec {
+            pos,
+            ..LayerSpec::default()
+        };
+        spec.attention_traced::<f64>(inputs)
+    };
+    let (h_rope, _, t_rope) = trace(PosKind::Rope)?;
+    let (_, _, t_none) = trace(PosKind::None)?;
+    let max = |a: &Array2<f64>, b: &Array2<f64>| -> Result<f64> {
+        Ok(compare(a.view(), b.view())?.max_abs)
+    };
+    let input_change = max(&h_rope, &inputs.x)?;
+    let value_change = max(&t_rope.v, &t_none.v)?;
+    let query_change = max(&t_rope.q_mapped, &t_none.q_mapped)?;
+    Ok(Fact::new(
+        FactId::RotaryInsideAttention,
+        input_change == 0.0 && value_change == 0.0 && query_change > 0.0 && margin > 1.0,
+        FactMeasured::RotaryInsideAttention {
+            input_change,
+            value_change,
+            query_change,
+            margin,
+        },
+    ))
 }
 
 fn facts(cfg: &LabConfig) -> Result<Vec<Fact>> {
@@ -567,6 +697,42 @@ fn facts(cfg: &LabConfig) -> Result<Vec<Fact>> {
         .apply(q.view(), &[3])?
         .row(0)
         .dot(&half.apply(k.view(), &[10])?.row(0));
+    // The rotary score depends on the content, not only on the separation; norms are kept.
+    let one = RotaryFrequencies::from_base(10000.0, 2)?;
+    let plane = Rotary::from_frequencies(&one, Layout::Interleaved);
+    let score = |q: &Array2<f64>, k: &Array2<f64>, i: i64, j: i64| -> Result<f64> {
+        Ok(plane
+            .apply(q.view(), &[i])?
+            .row(0)
+            .dot(&plane.apply(k.view(), &[j])?.row(0)))
+    };
+    let q = ndarray::array![[1.0, 0.0]];
+    let k = ndarray::array![[0.6, 0.8]];
+    let q2 = ndarray::array![[0.0, 1.0]];
+    let pairs = [(0, 1), (5, 6)];
+    let same_content = [score(&q, &k, 0, 1)?, score(&q, &k, 5, 6)?];
+    let other_content = score(&q2, &k, 0, 1)?;
+    let probe = StdGaussian::new(6).randn(8, 2);
+    let mut max_norm_change = 0.0f64;
+    for p in [0i64, 1, 7, 1000, 123_456] {
+        let rotated = plane.apply(probe.view(), &vec![p; probe.nrows()])?;
+        for (a, b) in rotated.rows().into_iter().zip(probe.rows()) {
+            max_norm_change = max_norm_change.max((a.dot(&a).sqrt() - b.dot(&b).sqrt()).abs());
+        }
+    }
+    out.push(Fact::new(
+        FactId::RotaryContent,
+        (same_content[0] - same_content[1]).abs() <= 1e-12
+            && (same_content[0] - other_content).abs() > 1e-3
+            && max_norm_change <= 1e-12,
+        FactMeasured::RotaryContent {
+            separation: 1,
+            pairs,
+            scores_same_content: same_content,
+            score_other_content: other_content,
+            max_norm_change,
+        },
+    ));
     out.push(Fact::new(
         FactId::RotaryLayouts,
         layout_err == 0.0 && (same - mixed).abs() > 1e-6,

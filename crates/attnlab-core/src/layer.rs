@@ -530,6 +530,56 @@ impl LayerSpec {
         }))
     }
 
+    /// The positional table this spec adds to the input (n × d): the index signal, the
+    /// sinusoidal or the learned table; `None` for no positions and for RoPE (which rotates
+    /// queries and keys inside attention instead).
+    ///
+    /// # Errors
+    /// Sizes the table cannot be built for.
+    pub fn positional_table(&self, n: usize, d: usize) -> Result<Option<Array2<f64>>> {
+        self.additive(n, d)
+    }
+
+    /// One forward pass of the attention layer on `inputs.x` in dtype `T` with every
+    /// intermediate: the input after the additive positions, the output and weights, and the
+    /// [`crate::attention::Trace`] (Q, K, V, the rotated queries and keys under RoPE, the scaled
+    /// masked scores). The same computation as [`LayerSpec::attention_fn`].
+    ///
+    /// # Errors
+    /// As [`LayerSpec::attention_fn`].
+    #[allow(clippy::type_complexity)]
+    pub fn attention_traced<T: Real>(
+        &self,
+        inputs: &Inputs,
+    ) -> Result<(
+        Array2<T>,
+        crate::attention::AttentionOutput<T>,
+        crate::attention::Trace<T>,
+    )> {
+        if self.kind != LayerKind::Attention {
+            return Err(Error::invalid(
+                "layer",
+                "rnn",
+                "an attention layer (only attention has a weight matrix)",
+            ));
+        }
+        let layer = self.attention::<T>(inputs)?;
+        let (n, d) = inputs.x.dim();
+        let x = cast::<T>(&inputs.x);
+        let h = match self.additive(n, d)? {
+            Some(p) => &x + &cast::<T>(&p),
+            None => x,
+        };
+        let (out, trace) = if self.pos == PosKind::Rope {
+            let r = self.rope(self.head_dim(inputs))?;
+            let positions: Vec<i64> = (0..n as i64).collect();
+            layer.forward_traced(h.view(), &|x: ArrayView2<T>| r.apply(x, &positions))?
+        } else {
+            layer.forward_traced(h.view(), &|x: ArrayView2<T>| Ok(x.to_owned()))?
+        };
+        Ok((h, out, trace))
+    }
+
     /// The full layer (positions, layer, readout) in dtype `T` as a function of `H`.
     ///
     /// # Errors

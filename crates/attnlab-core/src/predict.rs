@@ -15,7 +15,12 @@
 //!   [`Attention::forward`] with [`Mask::Causal`], the library's one attention implementation;
 //! * `readout = output[n−1]` (1 × d_v), the last position's row ([`row_readout`]);
 //! * `logits = readout·U` (1 × vocab) and `probabilities = softmax(logits)`;
-//! * `prediction` = the token with the largest probability (the first one on a tie).
+//! * `prediction` = the token with the largest probability; `tied` lists every token whose logit
+//!   is within the round-off bound `tie_tolerance = 4·d_v·eps·maxᵢ Σₖ |readoutₖ·Uₖᵢ|` of the
+//!   largest (a dot product of d_v terms is off by at most d_v·eps·Σ|terms| after rounding;
+//!   the factor 4 covers the two logits compared and the readout's own rounding). More than one
+//!   token in `tied` is a tie: the probabilities are equal up to round-off, and `prediction` is
+//!   the first of them in vocabulary order only by convention.
 //!
 //! # Defaults (documented for the README)
 //!
@@ -113,10 +118,22 @@ pub struct Prediction {
     pub logits: Vec<f64>,
     /// `softmax(logits)` (vocab values, summing to 1).
     pub probabilities: Vec<f64>,
-    /// The most probable next token.
+    /// The most probable next token (on a tie, the first of `tied` in vocabulary order).
     pub prediction: String,
     /// Its label.
     pub prediction_id: usize,
+    /// Every token tied for the largest probability (logits within `tie_tolerance` of the
+    /// largest), in vocabulary order; one token when there is no tie.
+    pub tied: Vec<String>,
+    /// The round-off bound two logits are compared with (see the module docs).
+    pub tie_tolerance: f64,
+}
+
+impl Prediction {
+    /// Whether several tokens tie for the largest probability.
+    pub fn is_tie(&self) -> bool {
+        self.tied.len() > 1
+    }
 }
 
 fn ser_matrix<S: serde::Serializer>(a: &Array2<f64>, s: S) -> std::result::Result<S::Ok, S::Error> {
@@ -260,6 +277,28 @@ pub fn predict(text: &str, blocks: Option<&Blocks>) -> Result<Prediction> {
             0,
             |best, (i, &p)| if p > probabilities[best] { i } else { best },
         );
+    let logit_row = logits.index_axis(Axis(0), 0);
+    let magnitude = (0..vocab.len())
+        .map(|i| {
+            readout
+                .row(0)
+                .iter()
+                .zip(u.column(i))
+                .map(|(r, w)| (r * w).abs())
+                .sum::<f64>()
+        })
+        .fold(0.0f64, f64::max);
+    let tie_tolerance = 4.0 * dv as f64 * f64::EPSILON * magnitude;
+    let best = logit_row[prediction_id];
+    let tied: Vec<String> = (0..vocab.len())
+        .filter(|&i| best - logit_row[i] <= tie_tolerance)
+        .map(|i| vocab.tokens()[i].clone())
+        .collect();
+    let prediction_id = vocab
+        .tokens()
+        .iter()
+        .position(|t| Some(t) == tied.first())
+        .unwrap_or(prediction_id);
     Ok(Prediction {
         text: text.to_string(),
         vocab: vocab.tokens().to_vec(),
@@ -283,6 +322,8 @@ pub fn predict(text: &str, blocks: Option<&Blocks>) -> Result<Prediction> {
         probabilities,
         prediction: vocab.tokens()[prediction_id].clone(),
         prediction_id,
+        tied,
+        tie_tolerance,
     })
 }
 
@@ -350,13 +391,32 @@ mod tests {
         assert_eq!(s, p.weights);
     }
 
+    /// Issue 11, defect 4: "B A ." gives the readout (½, ½), whose logits against the course
+    /// table are all ½: the probabilities tie (⅓ each), and the report says so.
+    #[test]
+    fn regression_a_tie_is_reported_with_every_tied_token() {
+        let p = predict("B A .", None).unwrap();
+        assert!(p.is_tie());
+        assert_eq!(p.tied, ["A", "B", "."]);
+        let third = 1.0 / 3.0;
+        for pr in &p.probabilities {
+            assert!((pr - third).abs() <= 4.0 * f64::EPSILON, "{pr}");
+        }
+        // "A B" has a clear winner: no tie.
+        let q = predict("A B", None).unwrap();
+        assert_eq!(q.tied, ["B"]);
+        assert!(!q.is_tie() && q.tie_tolerance > 0.0 && q.tie_tolerance < 1e-14);
+    }
+
     #[test]
     fn blocks_replace_defaults_and_bad_shapes_are_errors() {
         let mut b = Blocks::default();
         b.arrays.insert("U".into(), Array2::from_elem((2, 3), 1.0));
         let p = predict("A B", Some(&b)).unwrap();
-        // Equal logits: uniform probabilities, the first token wins the tie.
+        // Equal logits: uniform probabilities, a three-way tie (the first token is named).
         assert_eq!(p.prediction, "A");
+        assert!(p.is_tie());
+        assert_eq!(p.tied, ["A", "B", "."]);
         assert_eq!(p.sources["U"], BlockOrigin::Blocks);
         b.arrays.insert("U".into(), Array2::from_elem((3, 3), 1.0));
         assert!(predict("A B", Some(&b)).is_err());

@@ -153,18 +153,29 @@ fn python() -> String {
     std::env::var("ATTNLAB_PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
+/// The drift check: a fresh run of the generator against the pinned torch + transformers must
+/// reproduce the committed vectors. It is `#[ignore]`d, so every `cargo test` lists it as
+/// ignored (visibly not run) instead of passing without its oracle: the pinned torch wheel from
+/// PyPI pulls its CUDA libraries (several GB), too much for CI's 90-minute budget on every run.
+/// Run it where the pinned environment exists (see the generator's docstring):
+/// `ATTNLAB_PYTHON=/tmp/hfvenv/bin/python cargo test -p attnlab-core --test hf_rope -- --ignored`.
+/// Asked for explicitly, it fails — never skips — when the oracle is missing or not the pinned
+/// versions. The committed vectors themselves are checked on every run by the tests above.
 #[test]
+#[ignore = "needs the pinned torch 2.15.0 + transformers 5.24.0 (several GB); run with -- --ignored and ATTNLAB_PYTHON (docs/ARCHITECTURE.md, Tests)"]
 fn committed_vectors_equal_a_fresh_run_of_the_generator() {
     let py = python();
-    let ok = Command::new(&py)
+    let probe = Command::new(&py)
         .args(["-c", "import torch, transformers"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        println!("skipped: `{py} -c \"import torch, transformers\"` fails (set ATTNLAB_PYTHON to a Python with the pinned torch and transformers)");
-        return;
-    }
+        .output();
+    let ok = probe.as_ref().is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "the drift check needs its oracle: `{py} -c \"import torch, transformers\"` fails{} (set ATTNLAB_PYTHON to a Python with the pinned torch and transformers)",
+        probe
+            .map(|o| format!(": {}", String::from_utf8_lossy(&o.stderr).trim().lines().last().unwrap_or("")))
+            .unwrap_or_default()
+    );
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("fresh.json");
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
@@ -173,13 +184,12 @@ fn committed_vectors_equal_a_fresh_run_of_the_generator() {
         .arg(&out)
         .output()
         .unwrap();
-    if run.status.code() == Some(3) {
-        println!(
-            "skipped: installed torch/transformers are not the pinned versions: {}",
-            String::from_utf8_lossy(&run.stderr).trim()
-        );
-        return;
-    }
+    assert_ne!(
+        run.status.code(),
+        Some(3),
+        "the installed torch/transformers are not the pinned versions: {}",
+        String::from_utf8_lossy(&run.stderr).trim()
+    );
     assert!(
         run.status.success(),
         "generator failed: {}",

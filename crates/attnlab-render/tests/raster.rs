@@ -718,3 +718,53 @@ fn the_snapshot_charts_pass_too() {
         check(&chart);
     }
 }
+
+/// Every chart the commands derive (issue 11): the lab's five, the rope commands', attend's
+/// and equivariance's — each rendered, its text inside the canvas and apart, something drawn.
+#[test]
+fn every_commands_charts_pass() {
+    use attnlab_core::api::{self, Request};
+    let requests = [
+        serde_json::json!({"command": "lab"}),
+        serde_json::json!({"command": "lab", "omegas": "pi", "context": 2}),
+        serde_json::json!({"command": "attend"}),
+        serde_json::json!({"command": "attend", "text": "A B .", "mask": "causal"}),
+        serde_json::json!({"command": "attend", "heads": 2, "n": 12}),
+        serde_json::json!({"command": "equivariance"}),
+        serde_json::json!({"command": "equivariance", "pos": "index", "samples": 3}),
+        serde_json::json!({"command": "rope score", "omega": "pi/2,pi/3", "max_sep": 12}),
+        serde_json::json!({"command": "rope score", "base": 10000.0, "dim": 64, "max_sep": 100}),
+        serde_json::json!({"command": "rope identity", "trials": 5, "max_shift": 1000000}),
+        serde_json::json!({"command": "rope audit", "preset": "llama-3.1-8b", "skip_min_base": true, "context": 8192}),
+        serde_json::json!({"command": "rope audit", "omega": "pi/2,pi/3", "skip_min_base": true, "context": 12}),
+    ];
+    let mut names = Vec::new();
+    for body in requests {
+        let req: Request =
+            serde_json::from_value(body.clone()).unwrap_or_else(|e| panic!("{body}: {e}"));
+        let report = api::run(&req).unwrap_or_else(|e| panic!("{body}: {e}"));
+        for chart in report.charts() {
+            assert!(check(&chart) > 0, "{}: no text", chart.name);
+            names.push(chart.name);
+        }
+    }
+    for want in [
+        "scores_vs_separation",
+        "resolution_margin",
+        "permuted_difference",
+        "attention_weights",
+        "symmetry_breakers",
+        "attention_weights_h1",
+        "margins",
+        "score",
+        "invariance",
+        "wavelengths",
+        "decay",
+        "precision",
+    ] {
+        assert!(
+            names.iter().any(|n| n == want),
+            "no chart {want} in {names:?}"
+        );
+    }
+}

@@ -740,7 +740,8 @@ register('session', {
         ` ${r.score.correct} of ${r.score.total} predictions right.`));
       return;
     }
-    const next = r.paused && r.paused.step;
+    // The next step to predict: the first the answers do not cover yet (in course order).
+    const next = (r.missing && r.missing[0]) || (r.paused && r.paused.step);
     this.showStep(this.steps.find((s) => s.id === next));
   },
   showStep(step) {

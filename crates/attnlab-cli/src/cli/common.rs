@@ -26,11 +26,12 @@ pub struct InputArgs {
     /// Number of attention heads (more than 1 adds an output projection Wo).
     #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     pub heads: usize,
-    /// Seed of the generator.
+    /// Seed of the generator (numpy: 0 to 2^32 − 1; std: any 64-bit seed).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub seed: u64,
-    /// Generator: numpy reproduces np.random.seed(S) + randn bit for bit; std is ChaCha8.
-    #[arg(long, value_parser = super::common::choice::<RngKind>(), default_value_t = RngKind::Std)]
+    /// Generator: numpy reproduces np.random.seed(S) + randn bit for bit, so the defaults
+    /// (seed 0, n = d = 4) are the course program; std is ChaCha8.
+    #[arg(long, value_parser = super::common::choice::<RngKind>(), default_value_t = RngKind::Numpy)]
     pub rng: RngKind,
     /// Fixed blocks (E, Wq, Wk, Wv, Wo, X) from a .json, .npy, .npz or .safetensors file, or a
     /// directory of .npy files; they replace the drawn matrices of the same name.
@@ -47,12 +48,17 @@ pub struct InputArgs {
     /// [default: 0.1].
     #[arg(long, allow_negative_numbers = true)]
     pub index_scale: Option<f64>,
-    /// Floating-point type the layer runs in.
+    /// Floating-point type the layer runs in: f64 or f32 (bf16 and f16 are emulated by the
+    /// rope commands, not by a layer).
     #[arg(long, value_parser = super::common::choice::<Dtype>(), default_value_t = Dtype::F64)]
     pub dtype: Dtype,
     /// Print one JSON object on stdout instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Write every chart of the command (SVG) into DIR: attend the weights heat map of each
+    /// head, equivariance the margin of each check.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
 }
 
 impl InputArgs {
@@ -74,16 +80,59 @@ impl InputArgs {
     }
 }
 
-/// A clap value parser for a core [`Choice`] enum: lists the canonical names in `--help` and
-/// in errors, accepts the enum's aliases too.
-pub fn choice<T: Choice + Send + Sync + Clone>() -> impl clap::builder::TypedValueParser<Value = T>
+/// A clap value parser for a core [`Choice`] enum: lists the canonical names (and each one's
+/// aliases) in `--help` and in errors, and accepts what the core accepts — every name and alias,
+/// in any ASCII case (`BF16`, `Half`).
+pub fn choice<T: Choice + Send + Sync + Clone + 'static>() -> ChoiceParser<T> {
+    ChoiceParser(std::marker::PhantomData)
+}
+
+/// See [`choice`].
+#[derive(Clone)]
+pub struct ChoiceParser<T>(std::marker::PhantomData<T>);
+
+impl<T: Choice + Send + Sync + Clone + 'static> clap::builder::TypedValueParser
+    for ChoiceParser<T>
 {
-    use clap::builder::{PossibleValue, TypedValueParser};
-    let values: Vec<PossibleValue> = T::ALL
-        .iter()
-        .map(|c| PossibleValue::new(c.name()).aliases(c.aliases().iter().copied()))
-        .collect();
-    clap::builder::PossibleValuesParser::new(values)
-        // Cannot fail: clap passes only the names and aliases listed above, which parse.
-        .try_map(|s| T::parse(&s).map_err(|e| e.to_string()))
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        use clap::error::{ContextKind, ContextValue, ErrorKind};
+        let text = value.to_string_lossy();
+        T::parse(&text).map_err(|_| {
+            let mut err = clap::Error::new(ErrorKind::InvalidValue).with_cmd(cmd);
+            if let Some(a) = arg {
+                err.insert(ContextKind::InvalidArg, ContextValue::String(a.to_string()));
+            }
+            err.insert(
+                ContextKind::InvalidValue,
+                ContextValue::String(text.to_string()),
+            );
+            err.insert(
+                ContextKind::ValidValue,
+                ContextValue::Strings(T::ALL.iter().map(|c| c.name().to_string()).collect()),
+            );
+            err
+        })
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        use clap::builder::PossibleValue;
+        // The aliases are listed by `--help` (clap hides aliases otherwise).
+        Some(Box::new(T::ALL.iter().map(|c| {
+            let v = PossibleValue::new(c.name()).aliases(c.aliases().iter().copied());
+            if c.aliases().is_empty() {
+                v
+            } else {
+                v.help(format!("also {}", c.aliases().join(", ")))
+            }
+        })))
+    }
 }

@@ -50,7 +50,7 @@ pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
         &request,
         &Show {
             json: args.input.json,
-            plot_dir: None,
+            plot_dir: args.input.plot.as_deref(),
         },
         args.html.as_deref(),
     )

@@ -81,6 +81,14 @@ pub fn run_with_progress(request: &Request) -> anyhow::Result<Report> {
 
 /// Shows a report: JSON or text on stdout, charts into the plot directory.
 pub fn emit(report: &Report, show: &Show) -> anyhow::Result<()> {
+    let text = (!show.json).then(|| attnlab_render::text::render(report));
+    emit_with_text(report, text.as_deref(), show)
+}
+
+/// [`emit`] with the text rendering given (a command that renders a chosen part of its
+/// report): the charts go into the plot directory, then the JSON (when `show.json`) or `text`
+/// is printed, followed by where each chart was written.
+pub fn emit_with_text(report: &Report, text: Option<&str>, show: &Show) -> anyhow::Result<()> {
     if let Some(dir) = show.plot_dir {
         write_charts(dir, report)?;
     }
@@ -89,7 +97,7 @@ pub fn emit(report: &Report, show: &Show) -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut out, report).map_err(stdout_error)?;
         writeln!(out).map_err(stdout_error)?;
     } else {
-        out.write_all(attnlab_render::text::render(report).as_bytes())
+        out.write_all(text.unwrap_or_default().as_bytes())
             .map_err(stdout_error)?;
         if let Some(dir) = show.plot_dir {
             for chart in report.charts() {

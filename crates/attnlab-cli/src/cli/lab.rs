@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use attnlab_core::api::lab::LabRequest;
-use attnlab_core::api::value::{Count, List};
+use attnlab_core::api::value::{BlocksSource, Count, List};
 use attnlab_core::api::{Outcome, Request};
 
 use super::exec::{execute_html, Show};
@@ -11,8 +11,9 @@ use super::exec::{execute_html, Show};
 /// Options of `attnlab lab`.
 #[derive(Debug, clap::Args)]
 pub struct LabArgs {
-    /// Write every figure (SVG) into this directory.
-    #[arg(long)]
+    /// Write every chart (SVG) into DIR: scores_vs_separation, resolution_margin,
+    /// permuted_difference, attention_weights, symmetry_breakers (`--plots` is the old name).
+    #[arg(long = "plot", visible_alias = "plots", value_name = "DIR")]
     pub plots: Option<PathBuf>,
     /// Print one JSON object on stdout instead of tables.
     #[arg(long)]
@@ -27,9 +28,13 @@ pub struct LabArgs {
     /// The multi-frequency set of products (b) and (d).
     #[arg(long, default_value = "pi/2,pi/3")]
     pub omegas: String,
-    /// The context length of product (d) (e.g. 12, 4096, 1e6, 2^20 or 128k).
+    /// The context length of product (d), e.g. 12, 4096, 128k, 1M, 2^17, 1e6.
     #[arg(long, default_value = "12")]
     pub context: Count,
+    /// The provided blocks, held fixed: Wq, Wk, Wv and/or X from a .json, .npy, .npz or
+    /// .safetensors file (or a directory of .npy files) replace the course program's draws.
+    #[arg(long, value_name = "FILE")]
+    pub blocks: Option<PathBuf>,
 }
 
 pub fn run(args: LabArgs) -> anyhow::Result<Outcome> {
@@ -37,6 +42,7 @@ pub fn run(args: LabArgs) -> anyhow::Result<Outcome> {
         omega: args.omega,
         omegas: List::parse(&args.omegas),
         context: args.context,
+        blocks: args.blocks.map(BlocksSource::Path),
     });
     execute_html(
         &request,

@@ -60,7 +60,9 @@ pub struct SourceArgs {
     /// A Hugging Face config.json.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// A built-in model preset.
+    /// A built-in model preset: llama-2-7b, llama-3.1-8b, mistral-7b-v0.1, qwen2-7b-instruct,
+    /// gpt-neox-20b, deepseek-v3, gpt-oss-20b, phi-3.5-mini-instruct (any case; `rope audit
+    /// --list-presets` shows each one's source).
     #[arg(long)]
     preset: Option<String>,
 }
@@ -108,18 +110,37 @@ fn count(what: &str, s: &str, expected: &str) -> Result<Count, Error> {
     Count::parse(s).map_err(|_| Error::invalid(format!("--{what}"), shorten(s), expected))
 }
 
-/// Runs a request whose single chart goes to the file `plot` (the `score` and `identity`
-/// convention), then shows the report.
-fn execute_with_plot_file(
+/// Runs a request and writes its charts into the directory `plot` (every command's `--plot
+/// DIR`). A path ending in `.svg` is the old single-file form of `score` and `identity`: it
+/// still works, with a one-line note on stderr, so scripts keep running while they move on.
+fn execute_with_plots(
     request: &Request,
     json: bool,
     plot: Option<&Path>,
 ) -> anyhow::Result<Outcome> {
+    let single_file = plot.filter(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")));
+    let Some(path) = single_file else {
+        return execute(
+            request,
+            &Show {
+                json,
+                plot_dir: plot,
+            },
+        );
+    };
     let report = run_with_progress(request)?;
-    if let Some(path) = plot {
-        if let Some(chart) = report.charts().first() {
-            attnlab_render::svg::write_file(path, chart)?;
-        }
+    if let Some(chart) = report.charts().first() {
+        attnlab_render::svg::write_file(path, chart)?;
+        use std::io::Write;
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: --plot takes a directory now (every chart as DIR/<name>.svg, here {}); a FILE.svg still gets the one chart",
+            dir.join(format!("{}.svg", chart.name)).display()
+        );
     }
     emit(
         &report,
@@ -128,7 +149,7 @@ fn execute_with_plot_file(
             plot_dir: None,
         },
     )?;
-    if let (Some(path), false) = (plot, json) {
+    if !json {
         use std::io::Write;
         writeln!(std::io::stdout(), "Plot written to {}", path.display()).map_err(stdout_error)?;
     }
@@ -149,8 +170,8 @@ pub struct IdentityArgs {
     /// Largest shift t of the translation-invariance table (log grid, 4 per decade; ≤ 2^40).
     #[arg(long, allow_hyphen_values = true, default_value = "1e9")]
     max_shift: String,
-    /// Writes an SVG of error vs shift per dtype (log-log) to FILE.
-    #[arg(long, value_name = "FILE")]
+    /// Write every chart (invariance.svg: error vs shift per dtype, log-log) into DIR.
+    #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
     /// One JSON object on stdout.
     #[arg(long)]
@@ -170,7 +191,7 @@ fn identity(a: IdentityArgs) -> anyhow::Result<Outcome> {
         trials: count("trials", &a.trials, NON_NEGATIVE)?,
         max_shift: count("max-shift", &a.max_shift, NON_NEGATIVE)?,
     });
-    execute_with_plot_file(&request, a.json, a.plot.as_deref())
+    execute_with_plots(&request, a.json, a.plot.as_deref())
 }
 
 /// Options of `attnlab rope score`.
@@ -193,8 +214,8 @@ pub struct ScoreArgs {
     /// of a full turn — the same criterion as `rope resolve`.
     #[arg(long, default_value_t = DEFAULT_TOL)]
     tol: f64,
-    /// Write an SVG line chart of score vs separation to FILE.
-    #[arg(long, value_name = "FILE")]
+    /// Write every chart (score.svg: score vs separation) into DIR.
+    #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
     /// Print one JSON object instead of the table.
     #[arg(long)]
@@ -212,7 +233,7 @@ fn score(a: ScoreArgs) -> anyhow::Result<Outcome> {
         max_sep: Count(a.max_sep),
         tol: a.tol,
     });
-    execute_with_plot_file(&request, a.json, a.plot.as_deref())
+    execute_with_plots(&request, a.json, a.plot.as_deref())
 }
 
 /// Options of `attnlab rope period`.
@@ -252,7 +273,8 @@ fn period(a: PeriodArgs) -> anyhow::Result<Outcome> {
 pub struct ResolveArgs {
     #[command(flatten)]
     source: SourceArgs,
-    /// Context length L: separations 1..L−1 are examined (L ≤ 2^30, and L × planes ≤ 2^34).
+    /// Context length L: separations 1..L−1 are examined, e.g. 4096, 128k, 1M, 2^17, 1e6
+    /// (L ≤ 2^30, and L × planes ≤ 2^34) [default: the config's max_position_embeddings].
     #[arg(long, allow_hyphen_values = true)]
     context: Option<String>,
     /// Alias tolerance (radians): s aliases 0 when every plane is within tol of a full turn.
@@ -289,13 +311,13 @@ fn resolve(a: ResolveArgs) -> anyhow::Result<Outcome> {
 pub struct AuditArgs {
     #[command(flatten)]
     source: SourceArgs,
-    /// Context length L ≤ 2^24, and L × planes ≤ 2^31 (default: the config's
-    /// max_position_embeddings).
+    /// Context length L, e.g. 4096, 128k, 1M, 2^17 (L ≤ 2^24, and L × planes ≤ 2^31)
+    /// [default: the config's max_position_embeddings].
     #[arg(long, allow_hyphen_values = true)]
     context: Option<String>,
     /// The dtype the verdict speaks about (all four are in the JSON).
-    #[arg(long, allow_hyphen_values = true, default_value = "bf16")]
-    dtype: String,
+    #[arg(long, value_parser = super::common::choice::<Dtype>(), default_value_t = Dtype::Bf16)]
+    dtype: Dtype,
     /// Alias tolerance (radians) of the resolution.
     #[arg(long, allow_hyphen_values = true, default_value = "1e-9")]
     tol: String,
@@ -306,23 +328,40 @@ pub struct AuditArgs {
     /// finds narrower islands of passing bases, proportionally slower).
     #[arg(long, allow_hyphen_values = true, conflicts_with = "skip_min_base")]
     min_base_grid: Option<String>,
-    /// Writes wavelengths.svg, decay.svg and precision.svg into DIR.
+    /// Write every chart (wavelengths.svg, decay.svg, precision.svg) into DIR.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
     /// Also write the audit (verdict, tables, charts) as one self-contained HTML file (inline
     /// SVG and CSS, no script, no external request).
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// List the built-in presets (name, rope type, rotary dimension, base, context, source) and
+    /// exit.
+    #[arg(long, conflicts_with_all = ["omega", "base", "dim", "config", "preset", "plot", "html"])]
+    list_presets: bool,
     /// One JSON object on stdout.
     #[arg(long)]
     json: bool,
 }
 
 fn audit(a: AuditArgs) -> anyhow::Result<Outcome> {
+    if a.list_presets {
+        let presets = attnlab_core::config::presets()?;
+        let mut out = std::io::stdout().lock();
+        use std::io::Write;
+        if a.json {
+            serde_json::to_writer_pretty(&mut out, &presets).map_err(stdout_error)?;
+            writeln!(out).map_err(stdout_error)?;
+        } else {
+            out.write_all(attnlab_render::text::presets::render(&presets).as_bytes())
+                .map_err(stdout_error)?;
+        }
+        return Ok(Outcome::Holds);
+    }
     let request = Request::RopeAudit(AuditRequest {
         source: a.source.source()?,
         context: context(a.context.as_deref())?,
-        dtype: Dtype::parse(&a.dtype)?,
+        dtype: a.dtype,
         tol: number("tol", &a.tol)?,
         skip_min_base: a.skip_min_base,
         min_base_grid: a

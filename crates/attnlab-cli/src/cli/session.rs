@@ -8,6 +8,7 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use attnlab_core::api::session::{Pause, RunReport, SessionReport, SessionRequest};
+use attnlab_core::api::value::BlocksSource;
 use attnlab_core::api::{Report, Request};
 use attnlab_core::present::text::shorten;
 use attnlab_core::session::{AnswerSheet, Session, State, StepRecord};
@@ -19,12 +20,17 @@ use super::Outcome;
 /// Options of `attnlab session`.
 #[derive(Debug, clap::Args)]
 pub struct SessionArgs {
-    /// Run non-interactively from a TOML or JSON file: step id → answer, or step id → a table
-    /// with `answer` and overrides of the step's varied quantities.
+    /// Grade a TOML or JSON file non-interactively: step id → answer, or step id → a table with
+    /// `answer` and overrides of the step's varied quantities. Every answer in it is graded; the
+    /// steps it does not answer are named (exit 1 when any is missing, 0 when every step is
+    /// graded, right or wrong). The file is graded on its own unless it says `resume = true`
+    /// and --state names the progress to continue from.
     #[arg(long)]
     pub answers: Option<PathBuf>,
-    /// Where progress is kept [default: $XDG_STATE_HOME/attnlab/session.json, else
-    /// ~/.local/state/attnlab/session.json].
+    /// Where progress is kept. Interactive runs: [default: $XDG_STATE_HOME/attnlab/session.json,
+    /// else ~/.local/state/attnlab/session.json]. With --answers only this file is used (read
+    /// when the answers say `resume = true`, written with this run's records); without it a
+    /// scripted run reads and writes no progress.
     #[arg(long)]
     pub state: Option<PathBuf>,
     /// Forget the saved progress and start over.
@@ -33,6 +39,11 @@ pub struct SessionArgs {
     /// Print one JSON object (the report) on stdout; prompts and narration go to stderr.
     #[arg(long)]
     pub json: bool,
+    /// The provided blocks, held fixed by every step that runs a layer: E (3 × d, the table of
+    /// A, B, .) and the d × d projections Wq, Wk, Wv, from a .json, .npy, .npz or .safetensors
+    /// file (or a directory of .npy files) [default: the course program's draws and table].
+    #[arg(long, value_name = "FILE")]
+    pub blocks: Option<PathBuf>,
     /// List the steps (ids, answer forms, settings with their defaults) and exit — what an
     /// answers file needs.
     #[arg(long, conflicts_with_all = ["answers", "reset"])]
@@ -221,34 +232,48 @@ pub fn run(args: SessionArgs) -> anyhow::Result<Outcome> {
         emit(&run_with_progress(&request)?, &show)?;
         return Ok(Outcome::Holds);
     }
-    let state_path = args.state.clone().unwrap_or_else(default_state_path);
     let n = Narrator { json: args.json };
     match &args.answers {
-        Some(path) => scripted(&args, path, &state_path, &n, &show),
-        None => interactive(&args, &state_path, &n, &show),
+        Some(path) => scripted(&args, path, &n, &show),
+        None => {
+            let state_path = args.state.clone().unwrap_or_else(default_state_path);
+            interactive(&args, &state_path, &n, &show)
+        }
     }
 }
 
-/// `--answers FILE`: one core request; the saved progress is updated only when it succeeds
-/// (a bad answers file changes nothing, even with `--reset`).
+/// `--answers FILE`: one core request. The file is graded on its own; only with an explicit
+/// `--state FILE` and `resume = true` in the answers does the saved progress supply the steps
+/// the file does not answer. The records are written (to `--state FILE` only, replacing earlier
+/// records of the same steps) when the run succeeds: a bad answers file changes nothing, even
+/// with `--reset`.
 fn scripted(
     args: &SessionArgs,
     answers: &Path,
-    state_path: &Path,
     n: &Narrator,
     show: &Show,
 ) -> anyhow::Result<Outcome> {
     let limits = super::limits();
     let sheet = AnswerSheet::load_with(answers, &limits)?;
-    let mut state = if args.reset {
-        State::default()
-    } else {
-        State::load_with(state_path, &limits)?
+    let state_path = args.state.as_deref();
+    if sheet.resume && state_path.is_none() {
+        return Err(attnlab_core::Error::invalid(
+            format!("resume = true in {}", shorten(&answers.display().to_string())),
+            "no --state",
+            "--state FILE naming the saved progress to continue from (a scripted run never reads the default state file)",
+        )
+        .into());
+    }
+    let saved = match state_path {
+        Some(p) if !args.reset => State::load_with(p, &limits)?,
+        _ => State::default(),
     };
+    let resume = sheet.resume;
     let request = Request::Session(SessionRequest {
         answers: Some(sheet),
         list: false,
-        state: Some(state.clone()),
+        state: resume.then(|| saved.clone()),
+        blocks: args.blocks.clone().map(BlocksSource::Path),
     });
     let report = run_with_progress(&request)?;
     let Report::Session(boxed) = &report else {
@@ -257,20 +282,42 @@ fn scripted(
     let SessionReport::Run(r) = boxed.as_ref() else {
         anyhow::bail!("the session run returned the step list");
     };
-    r.update(&mut state);
-    if args.reset {
-        state.save_replacing(state_path)?;
-    } else {
-        state.save(state_path)?;
+    if let Some(p) = state_path {
+        // This run's records replace earlier ones of the same steps; the file keeps the
+        // others (a later run with resume = true carries them over).
+        let mut state = if resume { saved } else { State::default() };
+        r.update(&mut state);
+        if args.reset {
+            state.save_replacing(p)?;
+        } else {
+            state.save(p)?;
+        }
     }
     if args.json {
         n.print(&render::narration(r))?;
         emit(&report, show)?;
     } else {
         emit(&report, show)?;
-        n.print(&progress_note(r, state_path, Some(answers)))?;
+        n.print(&scripted_note(r, state_path, answers))?;
     }
     Ok(report.outcome())
+}
+
+/// After a scripted run: where its records were saved (or that they were not), and how to
+/// continue an incomplete file.
+fn scripted_note(r: &RunReport, state: Option<&Path>, answers: &Path) -> String {
+    match state {
+        None => "Graded on its own; no progress saved (add --state FILE to keep it).\n".into(),
+        Some(p) if r.complete => format!(
+            "Records saved in {} (the newest record of each step is kept).\n",
+            p.display()
+        ),
+        Some(p) => format!(
+            "Records saved in {}. To add the missing steps, answer them in a file with resume = true and run: {}\n",
+            p.display(),
+            resume_command(p, Some(answers))
+        ),
+    }
 }
 
 /// The prompts: each unfinished step in order, saving after each; Ctrl-D or `quit` stops.
@@ -284,7 +331,16 @@ fn interactive(
         State::remove(state_path)?;
     }
     let mut state = State::load_with(state_path, &super::limits())?;
-    let session = Session::course();
+    let session = match &args.blocks {
+        Some(path) => Session::with_blocks(attnlab_core::blocks::Blocks::load_with(
+            path,
+            &super::limits(),
+        )?)?,
+        None => Session::course(),
+    };
+    if let Some(line) = attnlab_core::present::prose::session::blocks_line(&session.blocks()) {
+        n.say(&line)?;
+    }
     let done_before = session.score(&state).answered;
     if let Some(line) = attnlab_core::present::prose::session::intro(done_before, session.len()) {
         n.say(&line)?;
@@ -316,7 +372,7 @@ fn interactive(
         state.save(state_path)?;
         graded_now.push(id.to_string());
     }
-    let r = RunReport::new(&session, &state, graded_now, paused);
+    let r = RunReport::new(&session, &state, graded_now, paused, done_before > 0);
     if args.json {
         if !r.complete {
             // After the prompt the input ended at.

@@ -82,23 +82,44 @@ pub fn matrix(v: &Value) -> Vec<Vec<f64>> {
     serde_json::from_value(v.clone()).expect("a nested array")
 }
 
-/// Whether `python3 -c "import <module>"` works. A missing oracle is a visible skip locally and
-/// a failure under CI (`CI=true`), where `.ci/run` installs it: a cross-check never passes
-/// without its oracle.
+/// Whether `python3 -c "import <module>"` works (`ATTNLAB_PYTHON` names another Python). A
+/// missing oracle is a visible skip locally and a failure under CI (`CI` set, as `.ci/run`
+/// does, which installs it): a cross-check never passes without its oracle.
 pub fn oracle(module: &str) -> bool {
-    let python = std::env::var("ATTNLAB_PYTHON").unwrap_or_else(|_| "python3".into());
-    let ok = StdCommand::new(&python)
+    oracle_with(
+        &python(),
+        module,
+        std::env::var_os("CI").is_some(),
+        &mut std::io::stderr().lock(),
+    )
+}
+
+/// The Python the cross-checks run: `ATTNLAB_PYTHON`, else `python3`.
+pub fn python() -> String {
+    std::env::var("ATTNLAB_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// [`oracle`] with the Python, the CI flag and where the skip note goes given. The import is
+/// tried with its output captured (no traceback on the terminal); [`oracle`] writes the note
+/// straight to the process's stderr, past the test harness's capture, so a skipped cross-check
+/// is seen in every run.
+///
+/// # Panics
+/// Under CI when the import fails.
+pub fn oracle_with(python: &str, module: &str, ci: bool, note: &mut dyn std::io::Write) -> bool {
+    let ok = StdCommand::new(python)
         .args(["-c", &format!("import {module}")])
-        .status()
-        .map(|s| s.success())
+        .output()
+        .map(|o| o.status.success())
         .unwrap_or(false);
     if !ok {
         assert!(
-            std::env::var("CI").is_err(),
+            !ci,
             "the oracle `{module}` is required under CI (.ci/run installs it), but `{python} -c \"import {module}\"` fails"
         );
-        eprintln!(
-            "SKIPPED: `{python} -c \"import {module}\"` fails; install it to run this cross-check"
+        let _ = writeln!(
+            note,
+            "SKIPPED (no oracle): `{python} -c \"import {module}\"` fails; install {module} to run this cross-check"
         );
     }
     ok
@@ -124,5 +145,20 @@ pub fn assert_no_internals(context: &str, text: &str) {
             !text.contains(leak),
             "{context}: user text shows the Rust internal {leak:?}:\n{text}"
         );
+    }
+}
+
+/// [`assert_no_internals`] on every string of a JSON report (its prose fields: statements,
+/// explanations, derivations, notes). Field names and numbers are not scanned.
+pub fn assert_no_internals_in_json(context: &str, v: &Value) {
+    match v {
+        Value::String(s) => assert_no_internals(context, s),
+        Value::Array(a) => a
+            .iter()
+            .for_each(|x| assert_no_internals_in_json(context, x)),
+        Value::Object(o) => o
+            .values()
+            .for_each(|x| assert_no_internals_in_json(context, x)),
+        _ => {}
     }
 }

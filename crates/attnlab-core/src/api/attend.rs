@@ -1,5 +1,7 @@
 //! `attnlab attend`: one forward pass of self-attention — the drawn or loaded inputs, the
-//! weights of every head and the output.
+//! positional table added, the projections, Q, K, V (rotated under RoPE), the scaled scores,
+//! the weights of every head and the output. [`AttendPart`] names the parts a front end may
+//! show.
 
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
@@ -20,6 +22,32 @@ pub struct AttendRequest {
     /// The layer's inputs and set-up.
     #[serde(flatten)]
     pub input: LayerInput,
+}
+
+crate::choice! {
+    /// The parts of a forward pass a front end can show (`attnlab attend --show`).
+    pub enum AttendPart("part") {
+        /// X, the input rows.
+        Inputs = "inputs",
+        /// The positional table added (and H = X + table), or the note that RoPE rotates Q, K.
+        Positions = "positions",
+        /// Wq, Wk, Wv (and Wo).
+        Projections = "projections",
+        /// Q, K, V (and the rotated Q, K under RoPE).
+        Qkv = "qkv",
+        /// The scaled scores Q·Kᵀ/√d_k, masked entries shown as −∞.
+        Scores = "scores",
+        /// The weights A = softmax(scores).
+        Weights = "weights",
+        /// The output A·V (·Wo).
+        Output = "output",
+    }
+}
+
+impl AttendPart {
+    /// What `attnlab attend` shows without `--show`: the input, the weights, the output.
+    pub const DEFAULT: [AttendPart; 3] =
+        [AttendPart::Inputs, AttendPart::Weights, AttendPart::Output];
 }
 
 /// The report of `attnlab attend`: every matrix of the forward pass, in f64 (f32 layers'
@@ -59,6 +87,34 @@ pub struct AttendReport {
     /// Output projection (several heads).
     #[serde(rename = "Wo", serialize_with = "opt_rows")]
     pub wo: Option<Array2<f64>>,
+    /// The positional table added to X (index signal, sinusoidal or learned; null without
+    /// additive positions — RoPE rotates Q and K instead).
+    #[serde(serialize_with = "opt_rows")]
+    pub positions: Option<Array2<f64>>,
+    /// `H = X + positions`, the rows the projections act on (null without additive positions:
+    /// then H = X).
+    #[serde(rename = "H", serialize_with = "opt_rows")]
+    pub h: Option<Array2<f64>>,
+    /// `Q = H·Wq` (n × d; head h uses columns h·d_k..(h+1)·d_k).
+    #[serde(rename = "Q", serialize_with = "rows")]
+    pub q: Array2<f64>,
+    /// `K = H·Wk`.
+    #[serde(rename = "K", serialize_with = "rows")]
+    pub k: Array2<f64>,
+    /// `V = H·Wv`.
+    #[serde(rename = "V", serialize_with = "rows")]
+    pub v: Array2<f64>,
+    /// With RoPE: each head's queries rotated by position (what enters the scores); else null.
+    #[serde(rename = "Q_rotated", serialize_with = "opt_rows")]
+    pub q_rotated: Option<Array2<f64>>,
+    /// With RoPE: the rotated keys; else null.
+    #[serde(rename = "K_rotated", serialize_with = "opt_rows")]
+    pub k_rotated: Option<Array2<f64>>,
+    /// The scaled scores `Q·Kᵀ/√d_k` of head 0 before softmax; masked entries (−∞) are null.
+    pub scores: Vec<Vec<Option<f64>>>,
+    /// Every head's scaled scores (only with several heads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scores_per_head: Option<Vec<Vec<Vec<Option<f64>>>>>,
     /// The weights of head 0 (the only head of a single-head layer).
     #[serde(serialize_with = "rows")]
     pub weights: Array2<f64>,
@@ -79,9 +135,46 @@ impl AttendReport {
         Outcome::Holds
     }
 
-    /// The weights heat map of each head.
+    /// The weights of each head as a heat map (`attention_weights`, or `attention_weights_h<k>`
+    /// with several heads): rows are queries and sum to 1, the colour runs from 0 to 1.
     pub fn charts(&self) -> Vec<Chart> {
-        Vec::new()
+        let heads: Vec<&Array2<f64>> = match &self.weights_per_head {
+            Some(list) => list.iter().collect(),
+            None => vec![&self.weights],
+        };
+        let labels = self.tokens.clone().unwrap_or_default();
+        heads
+            .iter()
+            .enumerate()
+            .map(|(h, w)| Chart {
+                name: if heads.len() > 1 {
+                    format!("attention_weights_h{h}")
+                } else {
+                    "attention_weights".into()
+                },
+                title: format!(
+                    "attention weights{}, mask {}, positions {}, {}",
+                    if heads.len() > 1 {
+                        format!(" of head {h}")
+                    } else {
+                        String::new()
+                    },
+                    self.mask,
+                    self.pos,
+                    self.dtype
+                ),
+                kind: crate::chart::ChartKind::Heatmap(crate::chart::Heatmap {
+                    values: w.rows().into_iter().map(|r| r.to_vec()).collect(),
+                    row_labels: labels.clone(),
+                    col_labels: labels.clone(),
+                    x_label: "key".into(),
+                    y_label: "query (each row sums to 1)".into(),
+                    scale: crate::chart::ColourScale::Sequential { min: 0.0, max: 1.0 },
+                    scale_note: "colour: weight 0 to 1".into(),
+                    highlight_rows: vec![],
+                }),
+            })
+            .collect()
     }
 }
 
@@ -132,14 +225,43 @@ fn opt_rows_list<S: serde::Serializer>(
     }
 }
 
-fn forward<T: Real>(req: &LayerInput, inputs: &Inputs) -> Result<(Array2<f64>, Vec<Array2<f64>>)> {
+/// What a forward pass computed, in f64.
+struct Pass {
+    h: Array2<f64>,
+    output: Array2<f64>,
+    weights: Vec<Array2<f64>>,
+    trace: crate::attention::Trace<f64>,
+}
+
+fn forward<T: Real>(req: &LayerInput, inputs: &Inputs) -> Result<Pass> {
     let spec = req.spec(LayerKind::Attention, Readout::None);
-    let f = spec.attention_fn::<T>(inputs)?;
-    let h = inputs.x.mapv(T::from_f64);
-    let out = f(h.view())?;
-    let output = out.output.mapv(Real::to_f64);
-    let weights = out.weights.iter().map(|w| w.mapv(Real::to_f64)).collect();
-    Ok((output, weights))
+    // The output and weights are the layer's (the fused kernel every command runs); the
+    // intermediates come from the unfused pass of the same layer, which agrees to rounding.
+    let layer = spec.attention_fn::<T>(inputs)?;
+    let out = layer(inputs.x.mapv(T::from_f64).view())?;
+    let (h, _, t) = spec.attention_traced::<T>(inputs)?;
+    let f = |a: &Array2<T>| a.mapv(Real::to_f64);
+    Ok(Pass {
+        h: f(&h),
+        output: f(&out.output),
+        weights: out.weights.iter().map(f).collect(),
+        trace: crate::attention::Trace {
+            q: f(&t.q),
+            k: f(&t.k),
+            v: f(&t.v),
+            q_mapped: f(&t.q_mapped),
+            k_mapped: f(&t.k_mapped),
+            scores: t.scores.iter().map(f).collect(),
+        },
+    })
+}
+
+/// Scores with −∞ (masked) as `None`.
+fn masked(a: &Array2<f64>) -> Vec<Vec<Option<f64>>> {
+    a.rows()
+        .into_iter()
+        .map(|r| r.iter().map(|&x| x.is_finite().then_some(x)).collect())
+        .collect()
 }
 
 /// What `attnlab attend` needs for an n × d input with k heads: the inputs, one forward pass
@@ -171,13 +293,16 @@ pub fn run(req: &AttendRequest, ctx: &Context) -> Result<AttendReport> {
     let (n, d) = spec.shape()?;
     budget_for(n, d, a.heads).check(a.describe(n, d, "attend"), &ctx.limits)?;
     let inputs = spec.build()?;
-    let (output, weights) = match a.dtype.require_layer()? {
+    let pass = match a.dtype.require_layer()? {
         Dtype::F32 => forward::<f32>(a, &inputs)?,
         _ => forward::<f64>(a, &inputs)?,
     };
+    let (output, weights) = (pass.output, pass.weights);
     if output
         .iter()
         .chain(weights.iter().flatten())
+        .chain(pass.trace.q_mapped.iter())
+        .chain(pass.trace.k_mapped.iter())
         .any(|v| !v.is_finite())
     {
         return Err(crate::Error::overflow(
@@ -191,6 +316,11 @@ pub fn run(req: &AttendRequest, ctx: &Context) -> Result<AttendReport> {
     let first = weights.next().unwrap_or_else(|| Array2::zeros((n, n)));
     let weights_per_head =
         (heads > 1).then(|| std::iter::once(first.clone()).chain(weights).collect());
+    let spec = a.spec(LayerKind::Attention, Readout::None);
+    let positions = spec.positional_table(n, dim)?;
+    let rope = a.pos == PosKind::Rope;
+    let t = pass.trace;
+    let scores_all: Vec<_> = t.scores.iter().map(masked).collect();
     Ok(AttendReport {
         n,
         dim,
@@ -206,8 +336,83 @@ pub fn run(req: &AttendRequest, ctx: &Context) -> Result<AttendReport> {
         wk: inputs.wk,
         wv: inputs.wv,
         wo: inputs.wo,
+        h: positions.is_some().then_some(pass.h),
+        positions,
+        q: t.q,
+        k: t.k,
+        v: t.v,
+        q_rotated: rope.then_some(t.q_mapped),
+        k_rotated: rope.then_some(t.k_mapped),
+        scores: scores_all.first().cloned().unwrap_or_default(),
+        scores_per_head: (heads > 1).then_some(scores_all),
         weights: first,
         weights_per_head,
         output,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::layer_input::LayerInput;
+
+    fn report(input: LayerInput) -> AttendReport {
+        run(&AttendRequest { input }, &Context::default()).unwrap()
+    }
+
+    /// The intermediates are the layer's own: the traced pass gives the same output as the
+    /// layer function, and Q, K, V, the scores and the weights satisfy their definitions.
+    #[test]
+    fn the_intermediates_are_the_layers_own() {
+        for (pos, mask) in [
+            (PosKind::None, Mask::None),
+            (PosKind::Index, Mask::Causal),
+            (PosKind::Sinusoidal, Mask::None),
+            (PosKind::Rope, Mask::Causal),
+        ] {
+            let input = LayerInput {
+                pos,
+                mask,
+                ..LayerInput::default()
+            };
+            let r = report(input.clone());
+            let inputs = input.inputs(&Context::default()).unwrap();
+            let spec = input.spec(LayerKind::Attention, Readout::None);
+            let f = spec.attention_fn::<f64>(&inputs).unwrap();
+            assert_eq!(f(inputs.x.view()).unwrap().output, r.output, "{pos}");
+            // The unfused pass the intermediates come from agrees with it to rounding.
+            let (_, traced, _) = spec.attention_traced::<f64>(&inputs).unwrap();
+            let diff = (&traced.output - &r.output)
+                .iter()
+                .fold(0.0f64, |m, v| m.max(v.abs()));
+            assert!(diff <= 1e-13, "{pos}: {diff:e}");
+            let h = r.h.clone().unwrap_or_else(|| r.x.clone());
+            if let Some(p) = &r.positions {
+                assert_eq!(&r.x + p, h);
+            }
+            assert_eq!(r.q, h.dot(&r.wq));
+            assert_eq!(r.k, h.dot(&r.wk));
+            assert_eq!(r.v, h.dot(&r.wv));
+            let (q, k) = match (&r.q_rotated, &r.k_rotated) {
+                (Some(q), Some(k)) => (q.clone(), k.clone()),
+                _ => (r.q.clone(), r.k.clone()),
+            };
+            assert_eq!(r.q_rotated.is_some(), pos == PosKind::Rope);
+            let raw = q.dot(&k.t()) / (r.dim as f64).sqrt();
+            for (i, row) in r.scores.iter().enumerate() {
+                for (j, s) in row.iter().enumerate() {
+                    match s {
+                        None => assert!(mask == Mask::Causal && j > i),
+                        Some(s) => assert!((s - raw[[i, j]]).abs() <= 1e-13, "{pos} {i} {j}"),
+                    }
+                }
+            }
+            // RoPE preserves each row's norm within a head.
+            if let Some(qr) = &r.q_rotated {
+                for (a, b) in qr.rows().into_iter().zip(r.q.rows()) {
+                    assert!((a.dot(&a) - b.dot(&b)).abs() <= 1e-12);
+                }
+            }
+        }
+    }
 }

@@ -54,6 +54,73 @@ pub struct BasisChangeReport {
     pub seed: u64,
     /// `g(H·S)·(S⁻¹W)` against `g(H)·W` for g = identity (linear), ReLU, softmax, layer norm.
     pub cases: Vec<BasisChangeCase>,
+    /// The same experiment for each kind of S: the course's doubling, a positive diagonal and
+    /// the random S above — a positive diagonal commutes with ReLU, a general S does not.
+    pub by_kind: Vec<BasisChangeByKind>,
+}
+
+crate::choice! {
+    /// The kinds of basis change S the embed command compares.
+    pub enum BasisKind("basis change") {
+        /// The course's example: double one coordinate (S = diag(2, 1, …)), halving the
+        /// matching coefficient of the next linear map.
+        Doubling = "doubling a coordinate",
+        /// A random positive diagonal S (each coordinate rescaled by its own positive factor).
+        PositiveDiagonal = "positive diagonal",
+        /// A random invertible S (Gaussian entries): mixes coordinates.
+        Random = "random invertible",
+    }
+}
+
+/// One kind of basis change, at every interface.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BasisChangeByKind {
+    /// Which kind of S.
+    pub kind: BasisKind,
+    /// The matrix S.
+    #[serde(rename = "S", serialize_with = "rows")]
+    pub s: Array2<f64>,
+    /// The output before and after, per interface.
+    pub cases: Vec<BasisChangeCase>,
+}
+
+/// "The integer is an address in a table, not a measured magnitude: token 20 is not twice
+/// token 10" (seed 002), shown on the table: the row of label 2k against twice the row of k.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LabelsAreAddresses {
+    /// The label k.
+    pub label: usize,
+    /// Its token.
+    pub token: String,
+    /// The label 2k.
+    pub double_label: usize,
+    /// Its token.
+    pub double_token: String,
+    /// E[k].
+    pub row: Vec<f64>,
+    /// 2·E[k].
+    pub twice_row: Vec<f64>,
+    /// E[2k].
+    pub double_row: Vec<f64>,
+    /// Whether E[2k] = 2·E[k] (false for the course table: labels are addresses).
+    pub equal: bool,
+}
+
+/// "After a layer has mixed information across positions the vector at a position depends on
+/// more than the identity of its own token" (seed 002): one token in two contexts, its row
+/// before (the same) and after one attention layer (different).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Contextual {
+    /// The token followed (the first of the text).
+    pub token: String,
+    /// The two contexts it appears in (at position 0).
+    pub contexts: [String; 2],
+    /// Its embedding row, the same in both.
+    pub embedding_row: Vec<f64>,
+    /// Its output row after unmasked attention with identity projections, in each context.
+    pub output_rows: [Vec<f64>; 2],
+    /// max |difference| of the two output rows (0 would mean not contextual).
+    pub max_abs_difference: f64,
 }
 
 /// The report of `attnlab embed`.
@@ -89,6 +156,11 @@ pub struct EmbedReport {
     pub h: Array2<f64>,
     /// Whether H is the identity matrix (e.g. "A B" with the course table).
     pub h_is_identity: bool,
+    /// Labels are addresses: E[2k] against 2·E[k] (null for a vocabulary of fewer than 3).
+    pub labels_are_addresses: Option<LabelsAreAddresses>,
+    /// A contextual representation: the first token's row in two contexts, before and after
+    /// attention (null for a vocabulary of one token).
+    pub contextual: Option<Contextual>,
     /// The basis-change experiment, when asked for.
     pub basis_change: Option<BasisChangeReport>,
 }
@@ -205,16 +277,48 @@ pub fn run(req: &EmbedRequest, ctx: &Context) -> Result<EmbedReport> {
         let w = g.randn(d, d);
         let cases = basis_change(h.view(), w.view(), s.view())?;
         crate::symmetry::ensure_finite_values(cases.iter().map(|c| c.max_abs_error))?;
+        let mut doubling = Array2::<f64>::eye(d);
+        doubling[[0, 0]] = 2.0;
+        let positive = Array2::from_diag(&g.randn(1, d).row(0).mapv(f64::exp));
+        let mut by_kind = Vec::new();
+        for (kind, m) in [
+            (BasisKind::Doubling, doubling),
+            (BasisKind::PositiveDiagonal, positive),
+            (BasisKind::Random, s.clone()),
+        ] {
+            by_kind.push(BasisChangeByKind {
+                kind,
+                cases: basis_change(h.view(), w.view(), m.view())?,
+                s: m,
+            });
+        }
         Some(BasisChangeReport {
             s,
             w,
             seed: req.seed,
             cases,
+            by_kind,
         })
     } else {
         None
     };
-    let tokens = ids.iter().map(|&i| vocab.tokens()[i].clone()).collect();
+    let tokens: Vec<String> = ids.iter().map(|&i| vocab.tokens()[i].clone()).collect();
+    let labels_are_addresses = (vocab.len() >= 3).then(|| {
+        let row = table.table().row(1).to_vec();
+        let twice_row: Vec<f64> = row.iter().map(|v| 2.0 * v).collect();
+        let double_row = table.table().row(2).to_vec();
+        LabelsAreAddresses {
+            label: 1,
+            token: vocab.tokens()[1].clone(),
+            double_label: 2,
+            double_token: vocab.tokens()[2].clone(),
+            equal: double_row == twice_row,
+            row,
+            twice_row,
+            double_row,
+        }
+    });
+    let contextual = contextual(&table, &vocab, &ids)?;
     let h_is_identity = h.nrows() == h.ncols() && h == Array2::<f64>::eye(h.nrows());
     Ok(EmbedReport {
         text: req.text.clone(),
@@ -230,12 +334,106 @@ pub fn run(req: &EmbedRequest, ctx: &Context) -> Result<EmbedReport> {
         one_hot_rows_equal: equal,
         h,
         h_is_identity,
+        labels_are_addresses,
+        contextual,
         basis_change: basis,
     })
 }
 
+/// The first token of `ids` in its context and in one whose other tokens are replaced by
+/// another token of the vocabulary (or, alone, followed by one): its output row after unmasked
+/// attention with identity projections (the `predict` defaults, derivable by hand).
+fn contextual(table: &Embedding, vocab: &Vocabulary, ids: &[usize]) -> Result<Option<Contextual>> {
+    let (Some(&first), true) = (ids.first(), vocab.len() >= 2) else {
+        return Ok(None);
+    };
+    let other = |id: usize| {
+        (0..vocab.len())
+            .find(|&j| j != id && j != first)
+            .unwrap_or((first + 1) % vocab.len())
+    };
+    let first_ctx: Vec<usize> = if ids.len() >= 2 {
+        ids.to_vec()
+    } else {
+        vec![first, other(first)]
+    };
+    let second: Vec<usize> = std::iter::once(first)
+        .chain(first_ctx[1..].iter().map(|&id| other(id)))
+        .collect();
+    let d = table.dim();
+    let layer = crate::attention::Attention::single(
+        Array2::eye(d),
+        Array2::eye(d),
+        Array2::eye(d),
+        crate::attention::Mask::None,
+    )?;
+    let row0 = |ctx: &[usize]| -> Result<Vec<f64>> {
+        let h = table.lookup(ctx)?;
+        Ok(layer.forward(h.view())?.output.row(0).to_vec())
+    };
+    let (a, b) = (row0(&first_ctx)?, row0(&second)?);
+    let text = |ctx: &[usize]| {
+        ctx.iter()
+            .map(|&i| vocab.tokens()[i].clone())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    Ok(Some(Contextual {
+        token: vocab.tokens()[first].clone(),
+        contexts: [text(&first_ctx), text(&second)],
+        embedding_row: table.table().row(first).to_vec(),
+        max_abs_difference: a
+            .iter()
+            .zip(&b)
+            .fold(0.0f64, |m, (x, y)| m.max((x - y).abs())),
+        output_rows: [a, b],
+    }))
+}
+
 #[cfg(test)]
 mod tests {
+    /// Issue 11, item 8: labels are addresses, the representation is contextual, and a
+    /// positive diagonal S commutes with ReLU while a general S does not.
+    #[test]
+    fn labels_are_addresses_representations_are_contextual_and_the_kind_of_s_matters() {
+        let r = super::run(
+            &super::EmbedRequest {
+                basis_change: true,
+                ..Default::default()
+            },
+            &super::Context::default(),
+        )
+        .unwrap();
+        let l = r.labels_are_addresses.as_ref().unwrap();
+        assert!(!l.equal && l.double_row != l.twice_row);
+        let c = r.contextual.as_ref().unwrap();
+        assert_eq!(c.contexts[0], "A B");
+        assert_ne!(c.contexts[0], c.contexts[1]);
+        assert!(c.max_abs_difference > 0.1, "{}", c.max_abs_difference);
+        let b = r.basis_change.as_ref().unwrap();
+        let unchanged = |k: super::BasisKind, i: super::Interface| {
+            b.by_kind
+                .iter()
+                .find(|x| x.kind == k)
+                .unwrap()
+                .cases
+                .iter()
+                .find(|c| c.interface == i)
+                .unwrap()
+                .unchanged
+        };
+        use super::{BasisKind as K, Interface as I};
+        for k in [K::Doubling, K::PositiveDiagonal, K::Random] {
+            assert!(unchanged(k, I::Linear), "{k}");
+            assert!(!unchanged(k, I::LayerNorm), "{k}");
+        }
+        assert!(unchanged(K::Doubling, I::Relu) && unchanged(K::PositiveDiagonal, I::Relu));
+        assert!(!unchanged(K::Random, I::Relu));
+        assert_eq!(
+            b.by_kind[2].cases, b.cases,
+            "the random kind is the S above"
+        );
+    }
     use super::*;
     use crate::api::value::InlineBlocks;
 

@@ -138,9 +138,48 @@ impl EquivarianceReport {
         Outcome::from_bool(self.holds)
     }
 
-    /// No charts: the table and the diagnosis say it all (the lab draws the difference).
+    /// `margins`: a bar per check — the property, the weight form, the controls — of its
+    /// margin (max error ÷ tolerance) on a log axis with the line at 1 (the tolerance). A margin
+    /// of exactly 0 (the identity control: same input, same arithmetic) has no bar on a log
+    /// axis; the category says so.
     pub fn charts(&self) -> Vec<Chart> {
-        Vec::new()
+        // Short category names (the renderer shortens long ones); the title says the equation.
+        let mut categories = vec!["the check".to_string()];
+        let mut values = vec![self.margin];
+        if let Some(w) = &self.weight_form {
+            categories.push("weights A".into());
+            values.push(w.margin);
+        }
+        for c in &self.controls {
+            categories.push(if c.margin == 0.0 {
+                "identity (exactly 0)".into()
+            } else if c.margin > 1.0 {
+                "broken layer".into()
+            } else {
+                "control".into()
+            });
+            values.push(c.margin);
+        }
+        vec![Chart {
+            name: "margins".into(),
+            title: format!(
+                "{} {}: margin per check ({}, positions {}, mask {}, {})",
+                self.equation, self.verdict, self.layer, self.pos, self.mask, self.dtype
+            ),
+            kind: crate::chart::ChartKind::Bar(crate::chart::BarChart {
+                categories,
+                groups: vec![crate::chart::Series1 {
+                    name: "margin = max error ÷ tolerance".into(),
+                    values,
+                }],
+                y_label: "margin (log; < 1 holds)".into(),
+                log_y: true,
+                h_lines: vec![crate::chart::RefLine {
+                    at: 1.0,
+                    label: "tolerance".into(),
+                }],
+            }),
+        }]
     }
 }
 

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::value::{Count, List};
+use super::value::{BlocksSource, Count, List};
 use super::Context;
 use crate::lab::{self, LabConfig};
 use crate::limits::{self, Budget};
@@ -28,6 +28,9 @@ pub struct LabRequest {
     pub omegas: List,
     /// The context length L of product (d): separations 1..L−1 must differ from 0.
     pub context: Count,
+    /// The provided blocks held fixed (`Wq`, `Wk`, `Wv`, `X`; the others are the course
+    /// program's draws).
+    pub blocks: Option<BlocksSource>,
 }
 
 impl Default for LabRequest {
@@ -37,6 +40,7 @@ impl Default for LabRequest {
             omega: cfg.omega,
             omegas: List::parse(&cfg.omegas),
             context: Count(cfg.context),
+            blocks: None,
         }
     }
 }
@@ -72,10 +76,15 @@ pub fn run(req: &LabRequest, ctx: &Context) -> Result<LabReport> {
         &ctx.limits,
     )?;
     (ctx.progress)("lab", 0.0);
+    let blocks = match &req.blocks {
+        Some(b) => Some(b.load_in(ctx)?),
+        None => None,
+    };
     let report = lab::run(&LabConfig {
         omega: req.omega.clone(),
         omegas: req.omegas.joined(),
         context: req.context.get(),
+        blocks,
         ..LabConfig::default()
     })?;
     (ctx.progress)("lab", 1.0);

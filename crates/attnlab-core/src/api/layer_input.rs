@@ -25,7 +25,8 @@ pub struct LayerInput {
     pub heads: usize,
     /// Seed of the generator.
     pub seed: u64,
-    /// Generator: numpy reproduces `np.random.seed(S)` + `randn` bit for bit; std is ChaCha8.
+    /// Generator: numpy (the default) reproduces `np.random.seed(S)` + `randn` bit for bit, so
+    /// the defaults (seed 0, n = d = 4) are the course program; std is ChaCha8 (any 64-bit seed).
     pub rng: RngKind,
     /// Fixed blocks (E, Wq, Wk, Wv, Wo, X) that replace the drawn matrices of the same name.
     pub blocks: Option<BlocksSource>,
@@ -48,7 +49,7 @@ impl Default for LayerInput {
             dim: None,
             heads: 1,
             seed: 0,
-            rng: RngKind::Std,
+            rng: RngKind::Numpy,
             blocks: None,
             mask: Mask::None,
             pos: PosKind::None,

@@ -2,10 +2,14 @@
 //!
 //! A scripted run ([`run`]) takes a [`SessionRequest`] — the answers document (step id →
 //! prediction, with optional reasons and settings; the parsed content of an `--answers` file,
-//! or the body the web lab posts) and the saved progress to continue from — and grades every
-//! unfinished step that has an answer, in order, stopping at the first without one. `list`
-//! asks for the steps instead. The report is typed: each [`StepRecord`] holds the prediction and
-//! the result as data, the evidence as data and the score.
+//! or the body the web lab posts) and, when the document says `resume = true`, the saved
+//! progress to continue from — and grades **every** answer in the document, in session order.
+//! An answers document is graded on its own: a saved progress never replaces an answer the
+//! document gives, and without `resume = true` it is not used at all. Steps without an answer
+//! are named in [`RunReport::missing`] (the run is then incomplete: exit code 1); records kept
+//! from the saved progress are named in [`RunReport::carried_over`]. `list` asks for the steps
+//! instead. The report is typed: each [`StepRecord`] holds the prediction and the result as
+//! data, the evidence as data and the score.
 //!
 //! The step-by-step API ([`list`], [`describe`], [`grade`]) runs the same engine one step at a
 //! time, so a web page can show step i, take a prediction and store the record in a [`State`]
@@ -18,7 +22,9 @@
 //! let req = SessionRequest { answers: Some(serde_json::from_value(answers).unwrap()), ..Default::default() };
 //! let SessionReport::Run(r) = run(&req, &Context::default()).unwrap() else { unreachable!() };
 //! assert_eq!((r.score.correct, r.score.answered), (2, 2));
-//! assert!(!r.complete); // the third step has no answer: the run pauses there
+//! // The other 13 steps have no answer: they are named, and the run fails (exit code 1).
+//! assert!(!r.complete);
+//! assert_eq!(r.missing.len(), 13);
 //! ```
 
 use std::collections::BTreeMap;
@@ -41,20 +47,20 @@ pub struct SessionRequest {
     /// List the steps (ids, questions, answer forms, settings with their defaults) instead of
     /// running them.
     pub list: bool,
-    /// The progress to continue from (the content of the `--state` file); finished steps are
-    /// not run again. Without it the run starts from the first step.
+    /// The saved progress (the content of the `--state` file). With answers, it is used only
+    /// when they say `resume = true`: the steps they do not answer keep their saved records
+    /// (every answer they give is graded now). Without answers, the run reports it.
     pub state: Option<State>,
+    /// The provided blocks the steps hold fixed (`E`, `Wq`, `Wk`, `Wv`; see
+    /// [`crate::session::Held::blocks`]); without them, the course program's draws and table.
+    pub blocks: Option<super::value::BlocksSource>,
 }
 
-/// Why a run stopped before the last step.
+/// Why an interactive run stopped before the last step (a scripted run never stops early: it
+/// grades every answer and names the missing steps).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum Pause {
-    /// The answers have no entry for this step (the next one to do).
-    NoAnswer {
-        /// The step's id.
-        step: String,
-    },
     /// The student ended the input (Ctrl-D, `quit`).
     InputEnded,
 }
@@ -75,12 +81,24 @@ pub struct RunReport {
     pub score: Score,
     /// Complete and every prediction right.
     pub full_marks: bool,
-    /// Why the run stopped early (`null` when complete).
+    /// Why an interactive run stopped early (`null` when complete, and for scripted runs).
     pub paused: Option<Pause>,
+    /// Whether the run continued a saved progress (`resume = true` in the answers, or an
+    /// interactive run from the state file).
+    pub resumed: bool,
     /// The finished steps' records, in session order (from earlier sittings too).
     pub steps: Vec<StepRecord>,
-    /// The ids of the steps this run graded, in order (the others were finished before).
+    /// The ids of the steps this run graded, in order.
     pub graded_now: Vec<String>,
+    /// The ids of the steps whose records come from the saved progress (not graded by this
+    /// run), in session order.
+    pub carried_over: Vec<String>,
+    /// The ids of the steps without a record (no answer in the document, or not reached), in
+    /// session order.
+    pub missing: Vec<String>,
+    /// The provided blocks this run held fixed (empty: the course program's draws and table).
+    /// Each record names the blocks its own computation used.
+    pub blocks: Vec<String>,
 }
 
 impl RunReport {
@@ -90,22 +108,39 @@ impl RunReport {
         state: &State,
         graded_now: Vec<String>,
         paused: Option<Pause>,
+        resumed: bool,
     ) -> RunReport {
         let score = session.score(state);
         let complete = score.answered == score.total;
+        let steps: Vec<StepRecord> = session.records(state).into_iter().cloned().collect();
+        let carried_over = steps
+            .iter()
+            .filter(|r| !graded_now.contains(&r.id))
+            .map(|r| r.id.clone())
+            .collect();
+        let missing = session
+            .steps()
+            .iter()
+            .filter(|s| !state.done(s.id))
+            .map(|s| s.id.to_string())
+            .collect();
         RunReport {
             complete,
             score,
             full_marks: complete && score.correct == score.total,
             paused: if complete { None } else { paused },
-            steps: session.records(state).into_iter().cloned().collect(),
+            resumed,
+            steps,
             graded_now,
+            carried_over,
+            missing,
+            blocks: session.blocks(),
         }
     }
 
-    /// How many steps were finished before this run.
+    /// How many steps were finished before this run (the records carried over).
     pub fn done_before(&self) -> usize {
-        self.score.answered.saturating_sub(self.graded_now.len())
+        self.carried_over.len()
     }
 
     /// The records this run graded, in order.
@@ -135,10 +170,14 @@ pub enum SessionReport {
 }
 
 impl SessionReport {
-    /// Always holds: a session is a report of predictions, not a check (a wrong prediction is
-    /// not a failure of the program).
+    /// A list holds. A run holds (exit 0) when every step has a record — right or wrong: a
+    /// wrong prediction is not a failure of the program — and fails (exit 1) when steps are
+    /// missing, so a script never mistakes an incomplete answers file for a graded one.
     pub fn outcome(&self) -> Outcome {
-        Outcome::Holds
+        match self {
+            SessionReport::List(_) => Outcome::Holds,
+            SessionReport::Run(r) => Outcome::from_bool(r.complete),
+        }
     }
 
     /// No charts.
@@ -147,15 +186,20 @@ impl SessionReport {
     }
 }
 
-/// Runs the request: lists the steps, or grades every unfinished step that has an answer, in
-/// order, until the first without one. Every entry is checked before anything runs.
+/// Runs the request: lists the steps, or grades every answer of the document, in session
+/// order (every entry is checked before anything runs). With `resume = true` in the answers,
+/// the saved progress supplies the records of the steps the answers do not give; otherwise the
+/// answers are graded on their own.
 ///
 /// # Errors
-/// `list` together with answers; an entry naming no step, with settings the step does not
-/// have or that do not parse, or an answer not of the step's form; a saved state of another
-/// version; cancellation.
+/// `list` together with answers; `resume = true` without a saved state; an entry naming no
+/// step, with settings the step does not have or that do not parse, or an answer not of the
+/// step's form; a saved state of another version; cancellation.
 pub fn run(req: &SessionRequest, ctx: &Context) -> Result<SessionReport> {
-    let session = Session::course();
+    let session = match &req.blocks {
+        Some(b) => Session::with_blocks(b.load_in(ctx)?)?,
+        None => Session::course(),
+    };
     if req.list {
         if req.answers.is_some() {
             return Err(Error::invalid(
@@ -168,34 +212,38 @@ pub fn run(req: &SessionRequest, ctx: &Context) -> Result<SessionReport> {
             steps: session.list()?,
         }));
     }
-    let mut state = match &req.state {
-        Some(s) => {
+    // Without answers the run reports the saved progress; with answers, only `resume = true`
+    // lets the saved progress in.
+    let resume = req.answers.as_ref().is_none_or(|a| a.resume);
+    let mut state = match (&req.state, resume) {
+        (Some(s), true) => {
             s.check_version("the saved state")?;
             s.clone()
         }
-        None => State::default(),
+        (None, true) if req.answers.is_some() => {
+            return Err(Error::invalid(
+                "resume = true in the answers",
+                "no saved progress",
+                "the saved state to continue from (--state FILE)",
+            ))
+        }
+        _ => State::default(),
     };
     let empty = AnswerSheet::default();
     let prepared = session.prepare_all(req.answers.as_ref().unwrap_or(&empty))?;
     let mut graded_now = Vec::new();
-    let mut paused = None;
     for (i, step) in session.steps().iter().enumerate() {
-        if state.done(step.id) {
-            continue;
-        }
         let Some(p) = prepared.get(step.id) else {
-            paused = Some(Pause::NoAnswer {
-                step: step.id.into(),
-            });
-            break;
+            continue;
         };
         ctx.check_cancelled("session")?;
         (ctx.progress)(step.id, i as f64 / session.len() as f64);
         state.record(session.run_prepared(i, p, false)?);
         graded_now.push(step.id.to_string());
     }
+    let resumed = resume && req.state.is_some();
     Ok(SessionReport::Run(RunReport::new(
-        &session, &state, graded_now, paused,
+        &session, &state, graded_now, None, resumed,
     )))
 }
 
@@ -258,30 +306,158 @@ mod tests {
         });
         assert!(full.complete && full.full_marks && full.paused.is_none());
         assert_eq!(full.graded_now.len(), 15);
-        // Continue from the first three records: only the other twelve run.
+        assert!(full.missing.is_empty() && full.carried_over.is_empty() && !full.resumed);
+        // Resume from the first three records with a document answering the other twelve: the
+        // three are carried over, the twelve graded.
         let mut state = State::default();
         for r in &full.steps[..3] {
             state.record(r.clone());
         }
-        let rest = run_report(&SessionRequest {
-            answers: Some(right()),
+        let mut rest = right();
+        for r in &full.steps[..3] {
+            rest.entries.remove(&r.id);
+        }
+        rest.resume = true;
+        let resumed = run_report(&SessionRequest {
+            answers: Some(rest),
             state: Some(state.clone()),
             ..Default::default()
         });
-        assert_eq!(rest.graded_now.len(), 12);
-        assert_eq!(rest.done_before(), 3);
-        assert_eq!(rest.steps, full.steps);
-        rest.update(&mut state);
-        assert_eq!(state.records, full.steps);
-        // No answers: nothing runs; the run pauses at the first unfinished step.
-        let none = run_report(&SessionRequest::default());
+        assert!(resumed.resumed && resumed.complete);
+        assert_eq!(resumed.graded_now.len(), 12);
         assert_eq!(
-            none.paused,
-            Some(Pause::NoAnswer {
-                step: "embedding_dim".into()
-            })
+            resumed.carried_over,
+            ["embedding_dim", "shuffle_attention", "swap_two_tokens"]
         );
+        assert_eq!(resumed.done_before(), 3);
+        assert_eq!(resumed.steps, full.steps);
+        resumed.update(&mut state);
+        assert_eq!(state.records, full.steps);
+        // No answers: nothing runs; every step is missing and the run fails.
+        let none = run_report(&SessionRequest::default());
+        assert_eq!(none.missing.len(), 15);
         assert!(none.steps.is_empty());
+        assert!(!SessionReport::Run(none).outcome().holds());
+    }
+
+    /// Issue 11, defect 1: a complete earlier run must not stand in for a later answers
+    /// document. Without `resume = true` the saved progress is ignored: the wrong answers are
+    /// graded and reported as wrong.
+    #[test]
+    fn regression_wrong_answers_after_a_complete_run_are_graded_on_their_own() {
+        let full = run_report(&SessionRequest {
+            answers: Some(right()),
+            ..Default::default()
+        });
+        let mut saved = State::default();
+        full.update(&mut saved);
+        let mut wrong = right();
+        wrong
+            .entries
+            .insert("shuffle_attention".into(), ScriptedAnswer::new("no"));
+        wrong
+            .entries
+            .insert("rope_repeat_half_pi".into(), ScriptedAnswer::new("2"));
+        let r = run_report(&SessionRequest {
+            answers: Some(wrong.clone()),
+            state: Some(saved.clone()),
+            ..Default::default()
+        });
+        assert!(!r.resumed && r.carried_over.is_empty());
+        assert_eq!(r.graded_now.len(), 15);
+        assert_eq!((r.score.correct, r.score.total), (13, 15));
+        assert!(!r.full_marks);
+        // Even when resuming, an answer the document gives is graded now, never replaced by
+        // the saved record of the same step.
+        wrong.resume = true;
+        let r = run_report(&SessionRequest {
+            answers: Some(wrong),
+            state: Some(saved),
+            ..Default::default()
+        });
+        assert!(r.resumed && r.carried_over.is_empty());
+        assert_eq!(r.score.correct, 13);
+        // resume = true needs a saved state.
+        let mut lone = right();
+        lone.resume = true;
+        let e = run(
+            &SessionRequest {
+                answers: Some(lone),
+                ..Default::default()
+            },
+            &Context::default(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("--state"), "{e}");
+    }
+
+    /// Issue 11, defect 1: a document with a gap grades the rest and names the gap; the run is
+    /// incomplete (exit code 1), not a silent success.
+    #[test]
+    fn regression_a_missing_step_is_named_and_the_rest_graded() {
+        let mut gaps = right();
+        gaps.entries.remove("swap_two_tokens");
+        gaps.entries.remove("challenge");
+        let r = run_report(&SessionRequest {
+            answers: Some(gaps),
+            ..Default::default()
+        });
+        assert_eq!(r.missing, ["swap_two_tokens", "challenge"]);
+        assert_eq!(r.graded_now.len(), 13);
+        assert_eq!(r.score.correct, 13);
+        assert!(r.paused.is_none() && !r.complete);
+        assert_eq!(SessionReport::Run(r).outcome().exit_code(), 1);
+    }
+
+    /// Issue 11, item 6: the practical holds "the provided blocks" fixed: the steps that run a
+    /// layer use them, their records say so, and the others do not claim them.
+    #[test]
+    fn provided_blocks_are_held_fixed_and_named() {
+        let id: Vec<Vec<f64>> = (0..4)
+            .map(|i| (0..4).map(|j| f64::from(u8::from(i == j))).collect())
+            .collect();
+        let e = [
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0],
+            [0.5, 0.5, 0.0, 0.0],
+        ];
+        let body = serde_json::json!({"Wq": id, "Wk": id, "E": e});
+        let blocks: super::super::value::BlocksSource = serde_json::from_value(body).unwrap();
+        let with = run_report(&SessionRequest {
+            answers: Some(right()),
+            blocks: Some(blocks),
+            ..Default::default()
+        });
+        let plain = run_report(&SessionRequest {
+            answers: Some(right()),
+            ..Default::default()
+        });
+        assert_eq!(with.blocks, ["E", "Wq", "Wk"]);
+        assert!(plain.blocks.is_empty());
+        let rec = |r: &RunReport, id: &str| r.steps.iter().find(|s| s.id == id).unwrap().clone();
+        assert_eq!(rec(&with, "shuffle_attention").blocks, ["E", "Wq", "Wk"]);
+        assert!(rec(&with, "rope_scores").blocks.is_empty());
+        // The blocks change the computation, not its conclusions.
+        assert_ne!(
+            rec(&with, "shuffle_attention").evidence,
+            rec(&plain, "shuffle_attention").evidence
+        );
+        assert!(with.full_marks);
+        // A block that does not fit every step is refused before anything runs.
+        let bad: super::super::value::BlocksSource = serde_json::from_value(
+            serde_json::json!({"Wq": [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]}),
+        )
+        .unwrap();
+        let e = run(
+            &SessionRequest {
+                answers: Some(right()),
+                blocks: Some(bad),
+                ..Default::default()
+            },
+            &Context::default(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("every step"), "{e}");
     }
 
     #[test]
@@ -316,12 +492,19 @@ mod tests {
             panic!()
         };
         assert_eq!(req.answers.unwrap().entries["embedding_dim"].answer, "no");
+        let with_resume = serde_json::json!({"answers": {"resume": true, "embedding_dim": "no"}, "state": {"version": 1, "records": []}});
+        let crate::api::Request::Session(r) =
+            crate::api::Request::from_json("session", with_resume).unwrap()
+        else {
+            panic!()
+        };
+        assert!(r.answers.unwrap().resume);
         let bad = serde_json::json!({"answers": {"x": "y"}, "list": true});
         let req: SessionRequest = serde_json::from_value(bad).unwrap();
         assert!(run(&req, &Context::default()).is_err());
         let e = crate::api::Request::from_json("session", serde_json::json!({"answer": {}}))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("answers, list, state"), "{e}");
+        assert!(e.contains("answers, blocks, list, state"), "{e}");
     }
 }

@@ -56,6 +56,23 @@ pub struct AttentionOutput<T> {
     pub weights: Vec<Array2<T>>,
 }
 
+/// The intermediates of one forward pass (see [`Attention::forward_traced`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace<T> {
+    /// `Q = H·Wq` (n × heads·d_k), before the per-head map (RoPE).
+    pub q: Array2<T>,
+    /// `K = H·Wk`.
+    pub k: Array2<T>,
+    /// `V = H·Wv` (n × heads·d_v).
+    pub v: Array2<T>,
+    /// Each head's queries after the per-head map, concatenated (equal to `q` without a map).
+    pub q_mapped: Array2<T>,
+    /// Each head's keys after the per-head map, concatenated.
+    pub k_mapped: Array2<T>,
+    /// Per head, the scaled scores `Q_h·K_hᵀ/√d_k` with masked entries −∞ (before softmax).
+    pub scores: Vec<Array2<T>>,
+}
+
 /// Row softmax in place: each row `s` becomes `exp(s − max s) / Σ exp(s − max s)`.
 /// Entries equal to −∞ (masked) become exactly 0.
 pub fn softmax_rows<T: Real>(scores: &mut Array2<T>) {
@@ -268,6 +285,33 @@ impl<T: Real> Attention<T> {
         h: ArrayView2<T>,
         qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
     ) -> Result<AttentionOutput<T>> {
+        self.unfused(h, qk, None)
+    }
+
+    /// The unfused pass ([`Attention::forward_unfused_with`]) with every intermediate: Q, K,
+    /// V before and after the per-head map, and each head's scaled masked scores — the matrices
+    /// a student computes by hand. Its output agrees with the fused [`Attention::forward_with`]
+    /// to rounding (a few ulps; the order of the sums differs).
+    ///
+    /// # Errors
+    /// As [`Attention::forward_unfused_with`].
+    pub fn forward_traced(
+        &self,
+        h: ArrayView2<T>,
+        qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
+    ) -> Result<(AttentionOutput<T>, Trace<T>)> {
+        let mut trace = None;
+        let out = self.unfused(h, qk, Some(&mut trace))?;
+        let trace = trace.ok_or_else(|| Error::invalid("trace", "missing", "a traced pass"))?;
+        Ok((out, trace))
+    }
+
+    fn unfused(
+        &self,
+        h: ArrayView2<T>,
+        qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
+        trace: Option<&mut Option<Trace<T>>>,
+    ) -> Result<AttentionOutput<T>> {
         self.check_input(h)?;
         let n = h.nrows();
         let q = h.dot(&self.wq);
@@ -278,6 +322,15 @@ impl<T: Real> Attention<T> {
         let scale = T::from_f64(dk as f64).sqrt();
         let mut weights = Vec::with_capacity(self.heads);
         let mut concat = Array2::<T>::zeros((n, v.ncols()));
+        let tracing = trace.is_some();
+        let mut t = Trace {
+            q_mapped: Array2::zeros(if tracing { q.dim() } else { (0, 0) }),
+            k_mapped: Array2::zeros(if tracing { k.dim() } else { (0, 0) }),
+            q: Array2::zeros((0, 0)),
+            k: Array2::zeros((0, 0)),
+            v: Array2::zeros((0, 0)),
+            scores: Vec::new(),
+        };
         for head in 0..self.heads {
             let qh = qk(q.slice(s![.., head * dk..(head + 1) * dk]))?;
             let kh = qk(k.slice(s![.., head * dk..(head + 1) * dk]))?;
@@ -290,6 +343,15 @@ impl<T: Real> Attention<T> {
                     }
                 }
             }
+            if tracing {
+                t.q_mapped
+                    .slice_mut(s![.., head * dk..(head + 1) * dk])
+                    .assign(&qh);
+                t.k_mapped
+                    .slice_mut(s![.., head * dk..(head + 1) * dk])
+                    .assign(&kh);
+                t.scores.push(scores.clone());
+            }
             softmax_rows(&mut scores);
             let out = scores.dot(&v.slice(s![.., head * dv..(head + 1) * dv]));
             concat
@@ -301,6 +363,12 @@ impl<T: Real> Attention<T> {
             Some(wo) => concat.dot(wo),
             None => concat,
         };
+        if let Some(slot) = trace {
+            t.q = q;
+            t.k = k;
+            t.v = v;
+            *slot = Some(t);
+        }
         Ok(AttentionOutput { output, weights })
     }
 

@@ -39,15 +39,32 @@ pub fn index_list(items: &[usize]) -> String {
     format!("[{}]", inner.join(", "))
 }
 
-/// The round-off-or-structure sentence of a symmetry check's f32/f64 diagnosis.
+/// The round-off-or-structure sentence of a symmetry check's f32/f64 diagnosis, with the
+/// expert figures (the ratio of the errors, the ratio of the two precisions) and what they mean
+/// in plain words.
+///
+/// ```
+/// use attnlab_core::experiment::Conclusion;
+/// use attnlab_core::present::prose::diagnosis;
+/// let s = diagnosis(Conclusion::RoundOff, 5.369e8, 5.369e8);
+/// assert!(s.contains("the error shrank as much as the precision grew, so it is round-off"), "{s}");
+/// ```
 pub fn diagnosis(conclusion: crate::experiment::Conclusion, ratio: f64, eps_ratio: f64) -> String {
     use crate::experiment::Conclusion;
+    // Factors up to 10⁴ read as plain numbers (1.002), larger ones as powers of ten (5.369e8).
+    let sci4 = |x: f64| {
+        if x.abs() < 1e4 {
+            super::number::sig(x, 4)
+        } else {
+            super::number::format(x, super::number::Style::Scientific(4))
+        }
+    };
     match conclusion {
         Conclusion::Exact => "both precisions give identical results: the transformation reorders no arithmetic at all".into(),
         Conclusion::Structural => format!(
-            "the error barely changes from f32 to f64 (ratio {}, round-off would give ≈{}): the layer is not symmetric",
-            super::number::sig(ratio, 4),
-            super::number::format(eps_ratio, super::number::Style::Scientific(3))
+            "the error barely changes from f32 to f64 (it shrinks by a factor {}, while f64 is {} times more precise): the error did not shrink with the precision, so it is a real difference — the layer is not symmetric",
+            sci4(ratio),
+            sci4(eps_ratio)
         ),
         Conclusion::RoundOff if ratio < 1.0 => format!(
             "the f32 error is no larger than the f64 error (ratio {}) and the f64 error stays below {} × the f64 tolerance: floating-point round-off (or a layer that computes in f64 whatever its input), not structure",
@@ -55,9 +72,9 @@ pub fn diagnosis(conclusion: crate::experiment::Conclusion, ratio: f64, eps_rati
             super::number::short(crate::experiment::Diagnosis::STRUCTURE_FACTOR)
         ),
         Conclusion::RoundOff => format!(
-            "the error falls from f32 to f64 by {} (eps ratio {}; ∞ when f64 is exact): it is floating-point round-off, not structure",
-            super::number::sig(ratio, 4),
-            super::number::format(eps_ratio, super::number::Style::Scientific(3))
+            "the error falls from f32 to f64 by a factor {} (f64 is {} times more precise; ∞ when f64 is exact): the error shrank as much as the precision grew, so it is round-off, not structure",
+            sci4(ratio),
+            sci4(eps_ratio)
         ),
     }
 }
@@ -95,4 +112,10 @@ pub fn difference_title(property: crate::symmetry::Property, dtype: crate::Dtype
 /// the largest difference and the tolerance.
 pub fn difference_scale_note(max: f64) -> String {
     format!("full colour at ±{}", sci(max))
+}
+
+/// What a margin is, once per output: `margin = max error ÷ tolerance: below 1 the two sides
+/// agree to round-off (holds); far above 1 they really differ (breaks).`
+pub fn margin_explained() -> String {
+    "margin = max error ÷ tolerance: below 1 the two sides agree to round-off (the property holds); far above 1 they really differ (it breaks).".into()
 }

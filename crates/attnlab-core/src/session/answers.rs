@@ -13,6 +13,10 @@
 //! JSON: `{"embedding_dim": "no", "rope_repeat_chosen": {"answer": 6, "omega": "pi/3"}}`.
 //! Booleans mean yes/no; arrays are joined with commas; a table holds `answer`, an optional
 //! `reason` and overrides of the step's settings.
+//!
+//! One key is not a step: `resume = true` says the document continues a saved progress (the
+//! records of the steps it does not answer are carried over from the state file named with
+//! `--state`). Without it the document is graded on its own.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -142,7 +146,13 @@ pub struct Prepared {
 pub struct AnswerSheet {
     /// The entries by step id.
     pub entries: BTreeMap<String, ScriptedAnswer>,
+    /// `resume = true`: continue from the saved progress (the steps this document does not
+    /// answer keep their saved records); otherwise the document is graded on its own.
+    pub resume: bool,
 }
+
+/// The key of an answers document that is not a step: `resume = true`.
+pub const RESUME_KEY: &str = "resume";
 
 /// The text of an answer or setting value: booleans as yes/no, numbers as written, arrays
 /// joined with commas.
@@ -254,21 +264,36 @@ impl AnswerSheet {
                 "a table mapping step ids to answers",
             )
         })?;
+        let resume = match obj.get(RESUME_KEY) {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => {
+                return Err(Error::invalid(
+                    "resume in the answers",
+                    crate::present::text::shorten(&other.to_string()),
+                    "true or false",
+                ))
+            }
+        };
         let entries = obj
             .iter()
+            .filter(|(id, _)| id.as_str() != RESUME_KEY)
             .map(|(id, v)| Ok((id.clone(), ScriptedAnswer::from_value(id, v)?)))
             .collect::<Result<_>>()?;
-        Ok(AnswerSheet { entries })
+        Ok(AnswerSheet { entries, resume })
     }
 
     /// The document as JSON (each entry as [`ScriptedAnswer::to_value`] writes it).
     pub fn to_value(&self) -> Value {
-        Value::Object(
-            self.entries
-                .iter()
-                .map(|(k, v)| (k.clone(), v.to_value()))
-                .collect(),
-        )
+        let mut map: serde_json::Map<String, Value> = self
+            .entries
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_value()))
+            .collect();
+        if self.resume {
+            map.insert(RESUME_KEY.into(), Value::Bool(true));
+        }
+        Value::Object(map)
     }
 }
 
@@ -350,5 +375,15 @@ mod tests {
             serde_json::from_value(serde_json::to_value(&sheet).unwrap()).unwrap();
         assert_eq!(back, sheet);
         assert!(serde_json::from_str::<AnswerSheet>("[1]").is_err());
+        // `resume` is not a step: it says the document continues a saved progress.
+        let r: AnswerSheet =
+            serde_json::from_str(r#"{"resume": true, "embedding_dim": "no"}"#).unwrap();
+        assert!(r.resume && r.entries.len() == 1);
+        assert_eq!(
+            serde_json::from_value::<AnswerSheet>(r.to_value()).unwrap(),
+            r
+        );
+        let e = serde_json::from_str::<AnswerSheet>(r#"{"resume": "yes"}"#).unwrap_err();
+        assert!(e.to_string().contains("true or false"), "{e}");
     }
 }

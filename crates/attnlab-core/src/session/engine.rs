@@ -27,7 +27,121 @@ pub struct Observation {
 
 pub(super) type QuestionFn = fn(&Settings) -> Result<String>;
 pub(super) type KindFn = fn(&Settings) -> Result<AnswerKind>;
-pub(super) type RunFn = fn(&Settings) -> Result<Observation>;
+pub(super) type RunFn = fn(&Settings, &Held) -> Result<Observation>;
+
+/// What a session holds fixed beyond each step's own settings: the provided blocks (seed 002's
+/// practical: "Held fixed: the provided blocks, the embedding table, and the projections").
+/// The steps that run a layer take `E`, `Wq`, `Wk`, `Wv` from them instead of the course
+/// program's draws and the course table; the others ignore them.
+#[derive(Debug, Default)]
+pub struct Held {
+    blocks: Option<crate::blocks::Blocks>,
+    used: std::sync::atomic::AtomicBool,
+}
+
+impl Clone for Held {
+    fn clone(&self) -> Self {
+        Held {
+            blocks: self.blocks.clone(),
+            used: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+}
+
+/// The blocks a session may hold fixed.
+pub const SESSION_BLOCKS: [&str; 4] = ["E", "Wq", "Wk", "Wv"];
+
+impl Held {
+    /// Holds `blocks` fixed. Only `E` (3 × d, the embedding table of A, B, .) and the d × d
+    /// projections `Wq`, `Wk`, `Wv` are accepted; the steps embed text with `E` (default: the
+    /// course's 3 × 2 table) and draw inputs of width d, so the shapes must agree.
+    ///
+    /// # Errors
+    /// Another block name, or shapes that do not fit every step (checked by building both
+    /// kinds of input once).
+    pub fn blocks(blocks: crate::blocks::Blocks) -> Result<Held> {
+        if let Some(other) = blocks
+            .arrays
+            .keys()
+            .find(|k| !SESSION_BLOCKS.contains(&k.as_str()))
+        {
+            return Err(Error::invalid(
+                "block for the session",
+                crate::present::text::shorten(other),
+                format!(
+                    "one of {} (the embedding table and the projections the steps hold fixed)",
+                    SESSION_BLOCKS.join(", ")
+                ),
+            ));
+        }
+        let held = Held {
+            blocks: Some(blocks),
+            used: Default::default(),
+        };
+        held.seed_program(4)
+            .and_then(|_| held.text_input("A B"))
+            .map_err(|e| e.context("the provided blocks must fit every step of the session"))?;
+        Ok(held)
+    }
+
+    /// The names of the provided blocks, in the order E, Wq, Wk, Wv (empty when none).
+    pub fn names(&self) -> Vec<String> {
+        SESSION_BLOCKS
+            .iter()
+            .filter(|n| self.blocks.as_ref().is_some_and(|b| b.get(n).is_some()))
+            .map(|n| n.to_string())
+            .collect()
+    }
+
+    fn mark(&self) {
+        if self.blocks.is_some() {
+            self.used.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// The course program's input — `np.random.seed(0)`: Wq, Wk, Wv, then X (n × d, d = 4 or
+    /// the width of the provided projections) — with the provided projections in place of the
+    /// drawn ones.
+    ///
+    /// # Errors
+    /// Blocks whose shapes do not fit.
+    pub fn seed_program(&self, n: usize) -> Result<crate::layer::Inputs> {
+        self.mark();
+        let blocks = self.blocks.as_ref().map(|b| {
+            let mut b = b.clone();
+            b.arrays.remove("E");
+            b
+        });
+        let dim = blocks
+            .as_ref()
+            .and_then(|b| b.get("Wq").or(b.get("Wk")).or(b.get("Wv")))
+            .map_or(4, |w| w.nrows());
+        crate::layer::InputSpec {
+            n: Some(n),
+            dim: Some(dim),
+            rng: crate::rng::RngKind::Numpy,
+            seed: 0,
+            blocks,
+            ..crate::layer::InputSpec::default()
+        }
+        .build()
+    }
+
+    /// A text embedded with the course table (or the provided `E`); projections drawn with the
+    /// default seed unless provided.
+    ///
+    /// # Errors
+    /// Unknown tokens; blocks whose shapes do not fit.
+    pub fn text_input(&self, text: &str) -> Result<crate::layer::Inputs> {
+        self.mark();
+        crate::layer::InputSpec {
+            text: Some(text.to_string()),
+            blocks: self.blocks.clone(),
+            ..crate::layer::InputSpec::default()
+        }
+        .build()
+    }
+}
 
 /// One prediction-first step (the course's steps are in [`super::steps`]).
 #[derive(Debug, Clone)]
@@ -80,6 +194,10 @@ pub struct StepRecord {
     /// Whether the student asked for the hint before predicting.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hint_used: bool,
+    /// The provided blocks the step's computation held fixed (empty: the course program's
+    /// draws and the course table).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<String>,
 }
 
 /// A step as a front end presents it before the prediction: what is varied and fixed, the
@@ -177,7 +295,15 @@ impl Step {
     /// # Errors
     /// Settings that do not fit the computation.
     pub fn run(&self, s: &Settings) -> Result<Observation> {
-        (self.run)(s)
+        (self.run)(s, &Held::default())
+    }
+
+    /// Runs the computation with what the session holds fixed.
+    ///
+    /// # Errors
+    /// Settings that do not fit the computation.
+    pub fn run_with(&self, s: &Settings, held: &Held) -> Result<Observation> {
+        (self.run)(s, held)
     }
 
     /// The step as presented before the prediction, at these settings.
@@ -214,8 +340,28 @@ impl Step {
     /// # Errors
     /// See [`Step::run`].
     pub fn evaluate(&self, s: &Settings, prediction: &Answer) -> Result<StepRecord> {
+        self.evaluate_with(s, prediction, &Held::default())
+    }
+
+    /// [`Step::evaluate`] with what the session holds fixed; the record names the provided
+    /// blocks when the computation used them.
+    ///
+    /// # Errors
+    /// See [`Step::run`].
+    pub fn evaluate_with(
+        &self,
+        s: &Settings,
+        prediction: &Answer,
+        held: &Held,
+    ) -> Result<StepRecord> {
         let kind = self.answer_kind(s)?;
-        let obs = self.run(s)?;
+        held.used.store(false, std::sync::atomic::Ordering::Relaxed);
+        let obs = self.run_with(s, held)?;
+        let blocks = if held.used.load(std::sync::atomic::Ordering::Relaxed) {
+            held.names()
+        } else {
+            Vec::new()
+        };
         let g = grade(&kind, prediction, &obs.result);
         Ok(StepRecord {
             id: self.id.into(),
@@ -230,6 +376,7 @@ impl Step {
             evidence: obs.evidence,
             reason: None,
             hint_used: false,
+            blocks,
         })
     }
 }
@@ -255,6 +402,7 @@ impl Step {
 #[derive(Debug, Clone)]
 pub struct Session {
     steps: Vec<Step>,
+    held: Held,
 }
 
 impl Session {
@@ -262,7 +410,24 @@ impl Session {
     pub fn course() -> Session {
         Session {
             steps: super::steps(),
+            held: Held::default(),
         }
+    }
+
+    /// The course's session with the provided blocks held fixed (see [`Held::blocks`]).
+    ///
+    /// # Errors
+    /// See [`Held::blocks`].
+    pub fn with_blocks(blocks: crate::blocks::Blocks) -> Result<Session> {
+        Ok(Session {
+            steps: super::steps(),
+            held: Held::blocks(blocks)?,
+        })
+    }
+
+    /// The names of the blocks this session holds fixed (empty: none provided).
+    pub fn blocks(&self) -> Vec<String> {
+        self.held.names()
     }
 
     /// The steps, in order.
@@ -388,7 +553,9 @@ impl Session {
     /// # Errors
     /// See [`Step::run`].
     pub fn run_prepared(&self, i: usize, p: &Prepared, hint_used: bool) -> Result<StepRecord> {
-        let mut record = self.step(i)?.evaluate(&p.settings, &p.prediction)?;
+        let mut record = self
+            .step(i)?
+            .evaluate_with(&p.settings, &p.prediction, &self.held)?;
         record.reason = p.reason.clone();
         record.hint_used = hint_used;
         Ok(record)

@@ -35,7 +35,9 @@ mod steps;
 
 pub use answer::{grade, Answer, AnswerKind, ChoiceOption, Grade, Within};
 pub use answers::{AnswerSheet, Prepared, ScriptedAnswer, Syntax};
-pub use engine::{Observation, Session, SettingInfo, Step, StepInfo, StepRecord};
+pub use engine::{
+    Held, Observation, Session, SettingInfo, Step, StepInfo, StepRecord, SESSION_BLOCKS,
+};
 pub use evidence::{CheckedLayer, Compared, Evidence};
 pub use param::{Param, ParamKind, Settings};
 pub use state::{Score, State, STATE_VERSION};

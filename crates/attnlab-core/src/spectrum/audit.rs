@@ -171,6 +171,10 @@ impl Default for AuditOptions {
     }
 }
 
+/// How many seeded random (q, k, i, j) draws the audit's translation-invariance table takes
+/// the worst error over (positions i, j uniform in 0..1024).
+pub const INVARIANCE_DRAWS: usize = 8;
+
 /// Everything the audit computes. Field names are the JSON contract.
 #[derive(Debug, Clone, Serialize)]
 pub struct AuditReport {
@@ -618,7 +622,7 @@ pub fn audit(
         _ => None,
     };
     let precision: BTreeMap<Dtype, DtypePrecision> = precision_all(freqs, l).into_iter().collect();
-    let cases = random_cases(freqs.inv_freq.len(), 8, 0, 1024);
+    let cases = random_cases(freqs.inv_freq.len(), INVARIANCE_DRAWS, 0, 1024);
     let pipelines: Vec<Pipeline> = Pipeline::ALL.into_iter().chain(Pipeline::BUGGY).collect();
     let invariance = invariance_rows_for(freqs, &cases, &shift_grid(l.max(2) - 1), &pipelines);
     let invariance_score_scale = score_scale(freqs, &cases);

@@ -377,6 +377,65 @@ pub fn resolve(omegas: &[Omega], context: u64, tol: f64) -> Result<Resolution> {
     })
 }
 
+/// The stronger property an unmasked layer needs: every pair of separations in
+/// −(L−1)..(L−1) is told apart (an unmasked layer compares each query with keys on both sides).
+///
+/// R(s₁ω) = R(s₂ω) in every plane exactly when s₁ − s₂ aliases 0, and the differences of two
+/// separations in −(L−1)..(L−1) are 1..2(L−1) in magnitude, so the property is
+/// [`resolve`] over a context of 2L − 1. When difference d aliases 0 the pair ⌈d/2⌉ and −⌊d/2⌋
+/// coincide (for {π/2, π/3} at L = 12: d = 12, so +6 and −6).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairwiseDistinct {
+    /// No difference 1..2(L−1) aliases 0.
+    pub holds: bool,
+    /// The largest difference examined, 2(L−1).
+    pub max_difference: u64,
+    /// The first difference that aliases 0.
+    pub first_alias: Option<u64>,
+    /// Two separations in −(L−1)..(L−1) that coincide: ⌈d/2⌉ and −⌊d/2⌋ for the first alias d.
+    pub coinciding: Option<(i64, i64)>,
+}
+
+/// Checks [`PairwiseDistinct`] for a context of `context` positions: [`resolve`] over 2L − 1.
+///
+/// ```
+/// use attnlab_core::position::frequencies::parse_omega_list;
+/// use attnlab_core::spectrum::resolve::{pairwise, resolve, DEFAULT_TOL};
+/// let set = parse_omega_list("pi/2,pi/3").unwrap();
+/// // Every separation 1..11 is distinguished from 0 …
+/// assert!(resolve(&set, 12, DEFAULT_TOL).unwrap().resolves);
+/// // … but +6 and −6 coincide: their difference 12 is the common period.
+/// let p = pairwise(&set, 12, DEFAULT_TOL).unwrap();
+/// assert!(!p.holds);
+/// assert_eq!(p.coinciding, Some((6, -6)));
+/// assert!(pairwise(&set, 6, DEFAULT_TOL).unwrap().holds); // differences up to 10 < 12
+/// ```
+///
+/// # Errors
+/// As [`resolve`], for the doubled context (2L − 1 ≤ [`MAX_CONTEXT`]).
+pub fn pairwise(omegas: &[Omega], context: u64, tol: f64) -> Result<PairwiseDistinct> {
+    let doubled = context
+        .checked_mul(2)
+        .map(|c| c - 1)
+        .filter(|&c| c <= MAX_CONTEXT)
+        .ok_or_else(|| {
+            Error::invalid(
+                "context",
+                context,
+                "at most 2^29 positions for the pairwise check (it examines differences up to 2(L−1))",
+            )
+        })?;
+    let r = resolve(omegas, doubled, tol)?;
+    Ok(PairwiseDistinct {
+        holds: r.resolves,
+        max_difference: doubled - 1,
+        first_alias: r.first_alias,
+        coinciding: r
+            .first_alias
+            .map(|d| (d.div_ceil(2) as i64, -((d / 2) as i64))),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,7 @@ pub fn render(r: &LayerCheckReport) -> String {
     let _ = writeln!(out, "{t}");
     let _ = writeln!(out, "{}", permutations_line(r));
     let _ = writeln!(out, "{}", controls(&r.controls));
+    let _ = writeln!(out, "{}", prose::margin_explained());
     if let Some(line) = diagnosis_line(r) {
         let _ = writeln!(out, "{line}");
     }

@@ -50,35 +50,50 @@ pub fn render(r: &EmbedReport) -> String {
         },
         matrix_table(&r.h, Some(&r.tokens))
     );
+    if let Some(l) = &r.labels_are_addresses {
+        let _ = writeln!(out, "\n{}", course::labels_are_addresses(l));
+    }
+    if let Some(c) = &r.contextual {
+        let _ = writeln!(out, "{}", course::contextual(c));
+    }
     if let Some(b) = &r.basis_change {
         let _ = writeln!(
             out,
-            "\nbasis change: H → H·S, next linear map W → S⁻¹·W (S random, seed {}; κ∞(S) enters the tolerance)",
+            "\nbasis change: H → H·S, next linear map W → S⁻¹·W, for three kinds of S (random ones drawn with seed {}; κ∞(S) enters the tolerance)",
             b.seed
         );
-        let _ = writeln!(out, "S =\n{}", matrix_table(&b.s, None));
-        let mut t = table(&[
-            "interface",
-            "max |changed − original|",
-            "tolerance",
-            "margin",
-            "output unchanged?",
-        ]);
-        for c in &b.cases {
-            t.add_row(vec![
-                c.interface.name().to_string(),
-                sci(c.max_abs_error),
-                sci(c.tolerance),
-                sci(c.margin),
-                if c.unchanged {
-                    "yes (absorbed)"
-                } else {
-                    "no (not a symmetry)"
+        for k in &b.by_kind {
+            let _ = writeln!(out, "S, {} =\n{}", k.kind, matrix_table(&k.s, None));
+        }
+        let mut header = vec!["interface".to_string()];
+        header.extend(
+            b.by_kind
+                .iter()
+                .map(|k| format!("{}: margin, unchanged?", k.kind)),
+        );
+        let mut t = table(&header);
+        if let Some(first) = b.by_kind.first() {
+            for (i, c) in first.cases.iter().enumerate() {
+                let mut row = vec![c.interface.name().to_string()];
+                for k in &b.by_kind {
+                    let c = &k.cases[i];
+                    row.push(format!(
+                        "{}, {}",
+                        sci(c.margin),
+                        if c.unchanged {
+                            "yes (absorbed)"
+                        } else {
+                            "no (not a symmetry)"
+                        }
+                    ));
                 }
-                .to_string(),
-            ]);
+                t.add_row(row);
+            }
         }
         let _ = writeln!(out, "{t}");
+        for line in course::basis_change_verdicts(&b.by_kind) {
+            let _ = writeln!(out, "{line}");
+        }
     }
     out
 }

@@ -56,6 +56,7 @@ pub fn render(r: &EquivarianceReport) -> String {
         r.tolerance_derivation
     );
     let _ = writeln!(out, "{}", controls(&r.controls));
+    let _ = writeln!(out, "{}", prose::margin_explained());
     let _ = writeln!(out, "{}", diagnosis(&r.diagnosis));
     if let Some(note) = &r.note {
         let _ = writeln!(out, "note: {note}");

@@ -15,14 +15,23 @@ pub fn render(r: &LabReport) -> String {
     let s = &r.setup;
     let a = &r.a_permutation;
     let rep = &a.check.report;
+    let what = if s.blocks.is_empty() {
+        format!(
+            "the course program (np.random.seed({}), n = {}, d = {})",
+            s.seed, s.n, s.dim
+        )
+    } else {
+        format!(
+            "the course layer with the provided blocks (n = {}, d = {})",
+            s.n, s.dim
+        )
+    };
     let _ = writeln!(
         out,
-        "(a) Shuffle the tokens of the course program (np.random.seed({}), n = {}, d = {}) with perm = {}.",
-        s.seed,
-        s.n,
-        s.dim,
+        "(a) Shuffle the tokens of {what} with perm = {}.",
         prose::index_list(&a.perm)
     );
+    let _ = writeln!(out, "{}", course::blocks_used(&s.blocks));
     let _ = writeln!(out, "Attn(ΠH):\n{}", matrix_table(&a.out_perm, None));
     let _ = writeln!(
         out,
@@ -86,6 +95,18 @@ pub fn render(r: &LabReport) -> String {
 
     let d = &r.d_resolution;
     let _ = writeln!(out, "(d) {}", d.statement);
+    let _ = writeln!(
+        out,
+        "    {}",
+        attnlab_core::present::prose::rope::resolution_criterion()
+    );
+    if let Some(p) = &d.pairwise {
+        let _ = writeln!(
+            out,
+            "    {}",
+            attnlab_core::present::prose::rope::pairwise(p, d.result.context)
+        );
+    }
     if let Some(cn) = &d.contrast {
         let _ = writeln!(out, "    Contrast: {}", course::resolution_contrast(cn));
     }
@@ -115,6 +136,7 @@ pub fn render(r: &LabReport) -> String {
         ]);
     }
     let _ = writeln!(out, "{t}");
+    let _ = writeln!(out, "{}", attnlab_core::present::prose::margin_explained());
 
     let _ = writeln!(
         out,

@@ -2,13 +2,14 @@
 //! `repr(report)` and the web lab's plain-text view. One function per report; numbers go through
 //! the core's one formatter ([`attnlab_core::present::number`]).
 
-mod attend;
+pub mod attend;
 pub mod check;
 mod claims;
 mod embed;
 mod equivariance;
 mod lab;
 mod predict;
+pub mod presets;
 mod rope_audit;
 mod rope_common;
 mod rope_identity;

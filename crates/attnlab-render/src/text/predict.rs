@@ -1,7 +1,7 @@
 use std::fmt::Write;
 
 use attnlab_core::api::predict::PredictReport;
-use attnlab_core::present::number::{format, sig, Style};
+use attnlab_core::present::number::{format, Style};
 use attnlab_core::present::prose::{course, index_list};
 use ndarray::Array2;
 
@@ -81,7 +81,7 @@ pub fn render(p: &PredictReport) -> String {
     );
     let mut v = table(&["next token", "logit = readout·U", "probability = softmax"]);
     for (i, tok) in p.vocab.iter().enumerate() {
-        let mark = if i == p.prediction_id { " ◀" } else { "" };
+        let mark = if p.tied.contains(tok) { " ◀" } else { "" };
         v.add_row(vec![
             format!("{tok}{mark}"),
             fixed6(p.logits[i]),
@@ -89,11 +89,6 @@ pub fn render(p: &PredictReport) -> String {
         ]);
     }
     let _ = writeln!(out, "\n{v}");
-    let _ = writeln!(
-        out,
-        "\nprediction: {} (probability {})",
-        course::quoted(&p.prediction),
-        sig(p.probabilities[p.prediction_id], 6)
-    );
+    let _ = writeln!(out, "\n{}", course::prediction_line(p));
     out
 }

@@ -283,12 +283,16 @@ fn render_one(r: &Audit, verdict: &str, config_notes: &[String]) -> String {
     }
     let _ = writeln!(out, "{t}");
     if let (Some(first), Some(last)) = (r.invariance.first(), r.invariance.last()) {
-        let mut t = table(&[
-            "pipeline",
-            &format!("shift {}", first.shift),
-            &format!("shift {}", last.shift),
-            "largest",
-        ]);
+        // One shift only (a context of 2): one column; otherwise the first, the last and the
+        // largest over all shifts.
+        let single = r.invariance.len() == 1;
+        let first_heading = format!("shift {}", first.shift);
+        let last_heading = format!("shift {}", last.shift);
+        let mut t = if single {
+            table(&["pipeline", &first_heading])
+        } else {
+            table(&["pipeline", &first_heading, &last_heading, "largest"])
+        };
         for (p, e) in &last.errors {
             let fmt = |x: f64| {
                 if x.is_finite() {
@@ -303,16 +307,16 @@ fn render_one(r: &Audit, verdict: &str, config_notes: &[String]) -> String {
                 .filter_map(|row| row.errors.get(p))
                 .copied()
                 .fold(0.0f64, f64::max);
-            t.add_row(vec![
-                heading(*p).to_string(),
-                fmt(first.errors[p]),
-                fmt(*e),
-                fmt(worst),
-            ]);
+            let mut row = vec![heading(*p).to_string(), fmt(first.errors[p])];
+            if !single {
+                row.extend([fmt(*e), fmt(worst)]);
+            }
+            t.add_row(row);
         }
         let _ = writeln!(
             out,
-            "translation invariance: max |S(i+t, j+t) − S(i, j)| over 8 draws whose scores are about {} (RMS):\n{t}",
+            "translation invariance: max |S(i+t, j+t) − S(i, j)| over {} draws whose scores are about {} (RMS):\n{t}",
+            attnlab_core::spectrum::audit::INVARIANCE_DRAWS,
             sig(r.invariance_score_scale, 3)
         );
     }

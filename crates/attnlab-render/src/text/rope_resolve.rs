@@ -14,8 +14,12 @@ pub fn render(r: &ResolveReport) -> String {
         count(r.planes, "plane", "planes"),
         r.resolution.context
     );
+    let _ = writeln!(out, "{}", prose::resolution_criterion());
     for line in prose::resolution(&r.resolution) {
         let _ = writeln!(out, "{line}");
+    }
+    if let Some(p) = &r.pairwise {
+        let _ = writeln!(out, "{}", prose::pairwise(p, r.resolution.context));
     }
     notes(&mut out, &r.config_notes);
     out

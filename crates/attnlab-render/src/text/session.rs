@@ -49,6 +49,9 @@ pub fn narration(r: &RunReport) -> String {
     if let Some(line) = prose::intro(r.done_before(), r.score.total) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(line) = prose::blocks_line(&r.blocks) {
+        let _ = writeln!(out, "{line}");
+    }
     let course = Session::course();
     for rec in r.graded() {
         let described = course
@@ -133,6 +136,9 @@ pub fn record(r: &StepRecord) -> String {
             let _ = writeln!(out, "   · {label}: {value}");
         }
     }
+    if !r.blocks.is_empty() {
+        let _ = writeln!(out, "   · held fixed: the provided {}", r.blocks.join(", "));
+    }
     if r.hint_used {
         let _ = writeln!(out, "   (you used the hint)");
     }
@@ -157,25 +163,63 @@ fn right(correct: bool) -> String {
     if correct { "yes" } else { "NO" }.into()
 }
 
-/// The end of a run: every step's prediction and result with the score when complete, else
-/// where it paused and the score so far.
+/// The end of a run: every graded step's prediction and result (with where each record comes
+/// from when the run resumed a saved progress) and the score; for an incomplete run, which
+/// steps were not graded, or where an interactive run paused.
 pub fn summary(r: &RunReport) -> String {
     let mut out = String::new();
-    if r.complete {
-        let mut t = table(&["step", "your prediction", "computed result", "right?"]);
+    let margins = r.steps.iter().any(|rec| {
+        r.graded_now.contains(&rec.id)
+            && rec
+                .evidence
+                .iter()
+                .any(|e| matches!(e, attnlab_core::session::Evidence::Check { .. }))
+    });
+    if margins {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            attnlab_core::present::prose::margin_explained()
+        );
+    }
+    let earlier = !r.carried_over.is_empty();
+    if !r.steps.is_empty() && (r.complete || r.paused.is_none()) {
+        let mut header = vec!["step", "your prediction", "computed result", "right?"];
+        if earlier {
+            header.push("graded");
+        }
+        let mut t = table(&header);
         t.set_content_arrangement(ContentArrangement::Disabled);
         for rec in &r.steps {
-            t.add_row(vec![
+            let mut row = vec![
                 rec.id.clone(),
                 prose::answer(&rec.prediction),
                 prose::answer(&rec.result),
                 right(rec.correct),
-            ]);
+            ];
+            if earlier {
+                row.push(if r.carried_over.contains(&rec.id) {
+                    "earlier (saved)".into()
+                } else {
+                    "now".into()
+                });
+            }
+            t.add_row(row);
         }
         let _ = writeln!(out, "\n{t}");
+    }
+    if let Some(line) = prose::carried_over(&r.carried_over) {
+        let _ = writeln!(out, "{line}");
+    }
+    if r.complete {
         let _ = writeln!(out, "{}", prose::score(&r.score));
-    } else {
+    } else if r.paused.is_some() {
         let _ = writeln!(out, "\n{}", prose::paused(r.paused.as_ref(), &r.score));
+    } else {
+        let _ = writeln!(out, "{}", prose::partial_score(&r.score));
+        if let Some(line) = prose::missing(&r.missing, r.score.total) {
+            let _ = writeln!(out, "{line}");
+        }
     }
     out
 }

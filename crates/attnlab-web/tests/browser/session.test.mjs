@@ -48,14 +48,14 @@ test('one step: predict, run, compare, score', async (t) => {
   assert.equal(await page.getAttribute('#session-record', 'data-correct'), String(rec.correct));
   assert.equal(await page.getAttribute('#session-score', 'data-correct'), String(api.score.correct));
   assert.equal(await page.getAttribute('#session-score', 'data-answered'), '1');
-  // The next step is the one the engine paused at.
-  await page.waitForFunction((id) => document.getElementById('session-title')?.dataset.step === id, api.paused.step);
+  // The next step is the first one the engine names as missing.
+  await page.waitForFunction((id) => document.getElementById('session-title')?.dataset.step === id, api.missing[0]);
   await page.locator('#panel-session').screenshot({ path: join(artifacts, 'session.png') });
   // Progress survives a reload (kept in the page's storage, replayed through the engine).
   await page.reload();
   await page.waitForSelector('body[data-ready="true"]');
   await page.click('#tab-session');
-  await page.waitForFunction((id) => document.getElementById('session-title')?.dataset.step === id, api.paused.step);
+  await page.waitForFunction((id) => document.getElementById('session-title')?.dataset.step === id, api.missing[0]);
   assert.equal(await page.getAttribute('#session-score', 'data-answered'), '1');
   assert.deepEqual(problems.console, []);
   assert.deepEqual(problems.pageErrors, []);

@@ -160,6 +160,19 @@ fn audit_charts(r: &au::AuditReport, suffix: &str) -> Vec<Chart> {
             log_y: true,
             h_lines,
             v_lines,
+            // The first plane that turns less than once within the audited length.
+            marks: r
+                .planes
+                .iter()
+                .find(|p| p.wavelength > r.context as f64)
+                .filter(|p| p.wavelength.is_finite())
+                .map(|p| Mark {
+                    x: p.index as f64,
+                    y: p.wavelength,
+                    label: format!("plane {}: first < 1 turn", p.index),
+                })
+                .into_iter()
+                .collect(),
             ..Default::default()
         }),
     };
@@ -181,6 +194,11 @@ fn audit_charts(r: &au::AuditReport, suffix: &str) -> Vec<Chart> {
             label: format!("m = {m}"),
         });
     }
+    marks.push(Mark {
+        x: r.decay_min_mean_at.max(1) as f64,
+        y: r.decay_min_mean,
+        label: format!("minimum at m = {}", r.decay_min_mean_at),
+    });
     let decay = Chart {
         name: format!("decay{suffix}"),
         title: "Decay criterion: min of B(m)/planes = mean cos(m·ω_k) over each bin of m (Men et al. 2024)"

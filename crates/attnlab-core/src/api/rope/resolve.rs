@@ -8,7 +8,7 @@ use crate::api::value::Count;
 use crate::api::{Context, Outcome};
 use crate::chart::Chart;
 use crate::limits::{self, Budget};
-use crate::spectrum::resolve::{self as re, Resolution, DEFAULT_TOL};
+use crate::spectrum::resolve::{self as re, PairwiseDistinct, Resolution, DEFAULT_TOL};
 use crate::Result;
 
 /// The request of `attnlab rope resolve`.
@@ -47,6 +47,9 @@ pub struct ResolveReport {
     pub frequencies: Vec<f64>,
     /// The rotating planes examined (planes with ω = 0 are left out).
     pub planes: usize,
+    /// The stronger property an unmasked layer needs: separations −(L−1)..(L−1) pairwise
+    /// distinct (null past L = 2^29). The exit code follows `resolves` (the seed's criterion).
+    pub pairwise: Option<PairwiseDistinct>,
     /// Notes of the config reader (empty for other sources).
     pub config_notes: Vec<String>,
 }
@@ -104,8 +107,15 @@ pub fn run(req: &ResolveRequest, ctx: &Context) -> Result<ResolveReport> {
     let set = src.rotating()?;
     ctx.check_cancelled("rope resolve")?;
     let resolution = re::resolve(&set, l, tol)?;
+    let pairwise = if 2 * l - 1 <= re::MAX_CONTEXT {
+        ctx.check_cancelled("rope resolve")?;
+        Some(re::pairwise(&set, l, tol)?)
+    } else {
+        None
+    };
     Ok(ResolveReport {
         resolution,
+        pairwise,
         source: src.freqs.source.clone(),
         frequencies: src.freqs.inv_freq.clone(),
         planes: set.len(),

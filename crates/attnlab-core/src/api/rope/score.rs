@@ -109,6 +109,30 @@ impl ScoreReport {
                 x_label: "separation s = j − i".into(),
                 y_label: "score".into(),
                 series,
+                h_lines: vec![crate::chart::RefLine {
+                    at: 1.0,
+                    label: "score at s = 0".into(),
+                }],
+                // The separations that score like s = 0, on the mean curve (or the only one).
+                marks: self
+                    .equal_to_zero_separation
+                    .iter()
+                    .take(8)
+                    .filter_map(|&s| {
+                        self.separations
+                            .iter()
+                            .find(|r| r.separation == s)
+                            .map(|r| crate::chart::Mark {
+                                x: s as f64,
+                                y: if self.omegas.len() > 1 {
+                                    r.mean
+                                } else {
+                                    r.scores[0]
+                                },
+                                label: format!("s = {s} like 0"),
+                            })
+                    })
+                    .collect(),
                 ..Default::default()
             }),
         }]

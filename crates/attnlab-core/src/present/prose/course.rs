@@ -29,6 +29,132 @@ pub fn quoted(s: &str) -> String {
     out
 }
 
+/// Which matrices a run held fixed: `Blocks: Wq, Wk, Wv from the provided file; X drawn
+/// (np.random.seed).` or `Blocks: none provided — Wq, Wk, Wv and X are the course program's
+/// draws.`
+pub fn blocks_used(provided: &[String]) -> String {
+    let all = crate::lab::LAB_BLOCKS;
+    let given: Vec<&str> = provided.iter().map(String::as_str).collect();
+    if given.is_empty() {
+        return format!(
+            "Blocks: none provided — {} are the course program's draws.",
+            and_list(&all)
+        );
+    }
+    let drawn: Vec<&str> = all.iter().copied().filter(|b| !given.contains(b)).collect();
+    if drawn.is_empty() {
+        format!("Blocks: {} from the provided file.", and_list(&given))
+    } else {
+        format!(
+            "Blocks: {} from the provided file; {} drawn (np.random.seed).",
+            and_list(&given),
+            and_list(&drawn)
+        )
+    }
+}
+
+/// "Token 20 is not twice token 10", on the table at hand.
+pub fn labels_are_addresses(l: &crate::api::embed::LabelsAreAddresses) -> String {
+    format!(
+        "labels are addresses, not magnitudes: label {} ({}) is twice label {} ({}), but E[{}] = {} {} 2·E[{}] = {}{}",
+        l.double_label,
+        quoted(&l.double_token),
+        l.label,
+        quoted(&l.token),
+        l.double_label,
+        number_list(&l.double_row),
+        if l.equal { "=" } else { "≠" },
+        l.label,
+        number_list(&l.twice_row),
+        if l.equal {
+            " (this table happens to agree; the label still only selects a row)"
+        } else {
+            " — the label only selects a row"
+        }
+    )
+}
+
+/// A contextual representation: the same token's row before and after attention in two
+/// contexts.
+pub fn contextual(c: &crate::api::embed::Contextual) -> String {
+    format!(
+        "contextual representation: {} has the embedding row {} in {} and in {}; after one attention layer (identity projections) its rows are {} and {} (they differ by up to {}): the vector at a position now depends on its context",
+        quoted(&c.token),
+        number_list(&c.embedding_row),
+        quoted(&c.contexts[0]),
+        quoted(&c.contexts[1]),
+        decimals_list(&c.output_rows[0]),
+        decimals_list(&c.output_rows[1]),
+        sig(c.max_abs_difference, 4)
+    )
+}
+
+fn decimals_list(v: &[f64]) -> String {
+    let inner: Vec<String> = v.iter().map(|&x| format(x, Style::Decimals(6))).collect();
+    format!("[{}]", inner.join(", "))
+}
+
+/// One line per nonlinear interface naming which kinds of S it absorbs: `ReLU: absorbs doubling
+/// a coordinate and positive diagonal (ReLU(h·s) = ReLU(h)·s for s > 0); not random invertible
+/// — so "not a symmetry" depends on the kind of S.`
+pub fn basis_change_verdicts(by_kind: &[crate::api::embed::BasisChangeByKind]) -> Vec<String> {
+    let Some(first) = by_kind.first() else {
+        return Vec::new();
+    };
+    first
+        .cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (yes, no): (Vec<_>, Vec<_>) = by_kind.iter().partition(|k| k.cases[i].unchanged);
+            let names = |v: &[&crate::api::embed::BasisChangeByKind]| {
+                and_list(&v.iter().map(|k| k.kind.name()).collect::<Vec<_>>())
+            };
+            let why = match c.interface {
+                Interface::Linear => " (S⁻¹ undoes S before anything else acts)",
+                Interface::Relu if !yes.is_empty() => " (ReLU(h·s) = ReLU(h)·s for a positive diagonal s)",
+                _ => "",
+            };
+            match (yes.is_empty(), no.is_empty()) {
+                (false, true) => format!("{}: absorbs every kind of S tried{why}", interface_label(c.interface)),
+                (true, false) => format!("{}: absorbs none of them — not a symmetry for any kind of S tried", interface_label(c.interface)),
+                _ => format!(
+                    "{}: absorbs {}{why}; not {} — whether a basis change is a symmetry depends on the kind of S",
+                    interface_label(c.interface),
+                    names(&yes),
+                    names(&no)
+                ),
+            }
+        })
+        .collect()
+}
+
+/// The last line of `attnlab predict`: the predicted token and its probability, or, when
+/// several tokens tie, that it is a tie and which tokens tie.
+///
+/// ```
+/// use attnlab_core::predict::predict;
+/// use attnlab_core::present::prose::course::prediction_line;
+/// let tie = prediction_line(&predict("B A .", None).unwrap());
+/// assert!(tie.starts_with("prediction: a tie — \"A\", \"B\" and \".\" are equally probable"), "{tie}");
+/// assert!(prediction_line(&predict("A B", None).unwrap()).starts_with("prediction: \"B\" (probability 0."));
+/// ```
+pub fn prediction_line(p: &crate::predict::Prediction) -> String {
+    let prob = sig(p.probabilities[p.prediction_id], 6);
+    if !p.is_tie() {
+        return format!("prediction: {} (probability {prob})", quoted(&p.prediction));
+    }
+    let names: Vec<String> = p.tied.iter().map(|t| quoted(t)).collect();
+    let (init, last) = names.split_at(names.len() - 1);
+    format!(
+        "prediction: a tie — {} and {} are equally probable (probability {prob} each; their logits agree to the round-off bound {}); no single next token is predicted ({} is only the first in vocabulary order)",
+        init.join(", "),
+        last[0],
+        sci(p.tie_tolerance),
+        quoted(&p.prediction)
+    )
+}
+
 /// Tokens as a bracketed list of quoted strings: `["A", "B", "."]`.
 pub fn quoted_list(items: &[String]) -> String {
     let inner: Vec<String> = items.iter().map(|s| quoted(s)).collect();
@@ -512,6 +638,8 @@ pub fn fact_statement(m: &FactMeasured) -> String {
             "The interleaved (GPT-J) and half-split (GPT-NeoX / HF Llama) rotary layouts are one rotation up to the fixed permutation {} of coordinates; mixing them silently changes scores.",
             super::index_list(permutation)
         ),
+        FactMeasured::RotaryContent { .. } => "A rotary score depends on the content vectors, not only on the separation: the same q and k at the same separation score the same wherever they sit, another q at that separation scores differently; and the rotation preserves every norm.".into(),
+        FactMeasured::RotaryInsideAttention { .. } => "Seed 000's answer 4 says order is added to each token's input before attention. That is the additive route; a rotary encoding takes the other route of seed 002 §2: it adds nothing to the input and leaves the values alone, rotating queries and keys inside attention — and it breaks the same symmetry.".into(),
     }
 }
 
@@ -547,6 +675,37 @@ pub fn fact_evidence(m: &FactMeasured) -> String {
             sci(*max_abs_difference),
             format(*score_matching, Style::Fixed(6)),
             format(*score_mixed, Style::Fixed(6))
+        ),
+        FactMeasured::RotaryContent {
+            separation,
+            pairs,
+            scores_same_content,
+            score_other_content,
+            max_norm_change,
+        } => format!(
+            "one plane, ω = 1 rad/position, separation {separation}: q = (1, 0), k = (0.6, 0.8) score {} at (i, j) = ({}, {}) and {} at ({}, {}); q′ = (0, 1) scores {} at ({}, {}); | |R(pω)x| − |x| | ≤ {} over 8 vectors and 5 positions up to 123456",
+            format(scores_same_content[0], Style::Fixed(6)),
+            pairs[0].0,
+            pairs[0].1,
+            format(scores_same_content[1], Style::Fixed(6)),
+            pairs[1].0,
+            pairs[1].1,
+            format(*score_other_content, Style::Fixed(6)),
+            pairs[0].0,
+            pairs[0].1,
+            sci(*max_norm_change)
+        ),
+        FactMeasured::RotaryInsideAttention {
+            input_change,
+            value_change,
+            query_change,
+            margin,
+        } => format!(
+            "course input: max |H − X| = {} (nothing added), max |V_rope − V| = {} (values unrotated), max |Q_rope − Q| = {} (queries rotated); exercise 3 (rotary) breaks with margin {}",
+            sci(*input_change),
+            sci(*value_change),
+            sci(*query_change),
+            sci(*margin)
         ),
     }
 }

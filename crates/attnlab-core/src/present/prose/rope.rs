@@ -16,6 +16,15 @@ fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// `Separation 1 is` or `Every separation 1..n is` (n ≥ 1).
+fn every_separation(n: u64) -> String {
+    if n == 1 {
+        "Separation 1 is".into()
+    } else {
+        format!("Every separation 1..{n} is")
+    }
+}
+
 /// The separations 1..n in words: `separation 1` or `separations 1..n`.
 fn separations(n: u64) -> String {
     if n == 1 {
@@ -136,7 +145,7 @@ pub fn audit_verdict(f: &AuditFindings) -> String {
         v += &resolution_finding(&f.resolution, f.context);
     }
     if let Some(s) = &f.signed {
-        v += &signed(s, f.context);
+        v += &bidirectional(s, f.context);
     }
     v += &decay(&f.decay, f.context);
     if let Some(m) = &f.min_base {
@@ -222,7 +231,7 @@ fn resolution_beyond(r: &ResolutionFinding, l: u64) -> String {
     }
 }
 
-fn signed(r: &ResolutionFinding, l: u64) -> String {
+fn bidirectional(r: &ResolutionFinding, l: u64) -> String {
     match *r {
         ResolutionFinding::Resolves { .. } => format!(
             "For unmasked (bidirectional) layers, whose offsets run from −{0} to {0}, every pair of offsets is distinguished too (separations up to {1}). ",
@@ -288,8 +297,8 @@ fn resolution_finding(r: &ResolutionFinding, l: u64) -> String {
             closest_separation,
             margin,
         } => format!(
-            "Every separation 1..{} is distinguishable from 0: the closest call is separation {closest_separation} with a margin of {} rad. ",
-            l - 1,
+            "{} distinguishable from 0: the closest call is separation {closest_separation} with a margin of {} rad. ",
+            every_separation(l - 1),
             sig(margin, 4)
         ),
         ResolutionFinding::Aliases { separation, tol } => format!(
@@ -471,10 +480,17 @@ pub fn score_criterion() -> &'static str {
 /// Which separations of 1..=`max_sep` score like s = 0 within `tol` radians.
 pub fn score_like_zero(equal: &[u64], max_sep: u64, tol: f64) -> String {
     if equal.is_empty() {
-        format!(
-            "No separation in 1..={max_sep} scores like s = 0 (no separation has every phase within {} rad of a full turn).",
-            sci(tol)
-        )
+        if max_sep == 1 {
+            format!(
+                "Separation 1 does not score like s = 0 (its phase is not within {} rad of a full turn in every plane).",
+                sci(tol)
+            )
+        } else {
+            format!(
+                "No separation in 1..={max_sep} scores like s = 0 (no separation has every phase within {} rad of a full turn).",
+                sci(tol)
+            )
+        }
     } else {
         let list: Vec<String> = equal.iter().map(u64::to_string).collect();
         format!(
@@ -512,6 +528,46 @@ pub fn period_within_tol(r: &PeriodReport) -> String {
     }
 }
 
+/// The criterion `rope resolve` and the lab's product (d) decide by, in the seed's words.
+pub fn resolution_criterion() -> String {
+    "criterion (seed 002): no separation 1..L−1 is a common period of the set, i.e. every separation is distinguished from 0".into()
+}
+
+/// The stronger property an unmasked layer needs, and whether it holds: `separations
+/// −11..11 pairwise distinct: no — +6 and −6 coincide (their difference 12 is a full turn of
+/// every plane)`.
+pub fn pairwise(p: &crate::spectrum::resolve::PairwiseDistinct, context: u64) -> String {
+    let n = context.saturating_sub(1);
+    let what = "stronger, what an unmasked layer needs (it looks both ways)";
+    if n == 0 {
+        return format!(
+            "{what}: separations pairwise distinct — nothing to check with one position"
+        );
+    }
+    let head = format!("{what}: separations −{n}..{n} pairwise distinct");
+    match (p.holds, p.coinciding, p.first_alias) {
+        (true, _, _) => format!(
+            "{head}: yes (no difference 1..{} is a full turn of every plane)",
+            p.max_difference
+        ),
+        (false, Some((a, b)), Some(d)) => format!(
+            "{head}: no — {} and {} coincide (their difference {d} is a full turn of every plane)",
+            signed(a),
+            signed(b)
+        ),
+        (false, _, _) => format!("{head}: no"),
+    }
+}
+
+/// `+6`, `−6` (a true minus sign), `0`.
+fn signed(x: i64) -> String {
+    match x.signum() {
+        1 => format!("+{x}"),
+        -1 => format!("−{}", x.unsigned_abs()),
+        _ => "0".into(),
+    }
+}
+
 /// The resolution's verdict line (and the smallest margin before it, when there is one).
 pub fn resolution(r: &Resolution) -> Vec<String> {
     let mut lines = Vec::new();
@@ -534,7 +590,8 @@ pub fn resolution(r: &Resolution) -> Vec<String> {
             "resolves: a context of 1 position has no separation to confuse with 0".into()
         }
         None => format!(
-            "resolves: every separation 1..{n} is distinguished from 0 (tol {} rad)",
+            "resolves: {} distinguished from 0 (tol {} rad)",
+            every_separation(n).to_lowercase(),
             sci(r.tol)
         ),
         Some(s) => format!(

@@ -266,10 +266,13 @@ pub fn evidence_lines(e: &Evidence) -> Vec<(String, String)> {
             context,
             first,
         } => one(
-            format!(
-                "ω = {omega} alone: first repeat within 1..{}",
-                context.saturating_sub(1)
-            ),
+            match context.saturating_sub(1) {
+                0 => format!(
+                    "ω = {omega} alone: first repeat (a context of 1 has no separation but 0)"
+                ),
+                1 => format!("ω = {omega} alone: first repeat at separation 1"),
+                n => format!("ω = {omega} alone: first repeat within 1..{n}"),
+            },
             first.map_or("none".into(), |r| r.to_string()),
         ),
         Evidence::CommonPeriod { value } => one(
@@ -289,12 +292,57 @@ pub fn evidence_lines(e: &Evidence) -> Vec<(String, String)> {
     }
 }
 
-/// Why a run stopped before the last step.
+/// Why an interactive run stopped before the last step.
 pub fn pause(p: &Pause) -> String {
     match p {
-        Pause::NoAnswer { step } => format!("no answer for step {step}"),
         Pause::InputEnded => "input ended".into(),
     }
+}
+
+/// Step ids joined for a sentence: `a, b and c`.
+fn ids(list: &[String]) -> String {
+    match list {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// The steps an answers document did not answer: `Not graded — no answer for swap_two_tokens
+/// and challenge (2 of 15 steps); add them to the answers to grade them.`
+pub fn missing(list: &[String], total: usize) -> Option<String> {
+    (!list.is_empty()).then(|| {
+        format!(
+            "Not graded — no answer for {} ({} of {}); add {} to the answers to grade {}.",
+            ids(list),
+            list.len(),
+            count(total as u64, "step"),
+            if list.len() == 1 { "it" } else { "them" },
+            if list.len() == 1 { "it" } else { "them" },
+        )
+    })
+}
+
+/// The records a resumed run kept from the saved progress: `Carried over from the saved
+/// progress (graded in an earlier sitting, not by this run): embedding_dim and readouts.`
+pub fn carried_over(list: &[String]) -> Option<String> {
+    (!list.is_empty()).then(|| {
+        format!(
+            "Carried over from the saved progress (graded in an earlier sitting, not by this run): {}.",
+            ids(list)
+        )
+    })
+}
+
+/// Which provided blocks a run holds fixed: `Held fixed: the provided blocks E, Wq and Wv (in
+/// every step that runs a layer; the rest are the course program's).` Nothing without blocks.
+pub fn blocks_line(names: &[String]) -> Option<String> {
+    (!names.is_empty()).then(|| {
+        format!(
+            "Held fixed: the provided blocks {} (in every step that runs a layer; the rest are the course program's).",
+            ids(names)
+        )
+    })
 }
 
 /// The first line of a run: how to play, or how far an earlier sitting got (nothing when every
@@ -326,7 +374,7 @@ pub fn score(s: &Score) -> String {
     )
 }
 
-/// `Session paused (no answer for step x) after 3 of 15 steps; score so far 2/3.`
+/// `Session paused (input ended) after 3 of 15 steps; score so far 2/3.`
 pub fn paused(p: Option<&Pause>, s: &Score) -> String {
     format!(
         "Session paused ({}) after {} of {}; score so far {}/{}.",
@@ -335,6 +383,16 @@ pub fn paused(p: Option<&Pause>, s: &Score) -> String {
         count(s.total as u64, "step"),
         s.correct,
         s.answered
+    )
+}
+
+/// The score of an incomplete scripted run: `Graded 13 of 15 steps: 12 predictions right.`
+pub fn partial_score(s: &Score) -> String {
+    format!(
+        "Graded {} of {}: {} right.",
+        s.answered,
+        count(s.total as u64, "step"),
+        count(s.correct as u64, "prediction")
     )
 }
 
@@ -359,5 +417,12 @@ mod tests {
         assert_eq!(count(15, "step"), "15 steps");
         assert_eq!(intro(3, 15).unwrap(), "Resuming: 3 of 15 steps done.");
         assert!(intro(15, 15).is_none());
+        let two = ["a".to_string(), "b".to_string()];
+        assert_eq!(
+            missing(&two, 15).unwrap(),
+            "Not graded — no answer for a and b (2 of 15 steps); add them to the answers to grade them."
+        );
+        assert!(missing(&[], 15).is_none());
+        assert_eq!(carried_over(&two[..1]).unwrap(), "Carried over from the saved progress (graded in an earlier sitting, not by this run): a.");
     }
 }

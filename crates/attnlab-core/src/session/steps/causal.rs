@@ -7,7 +7,7 @@ use super::super::answer::Answer;
 use super::super::engine::{Observation, Step};
 use super::super::evidence::Evidence;
 use super::super::param::{Param, ParamKind};
-use super::{check, perm_param, seed_program, yes_no};
+use super::{check, perm_param, yes_no};
 use crate::attention::Mask;
 use crate::layer::LayerSpec;
 use crate::present::number::sci;
@@ -35,8 +35,8 @@ pub(super) fn causal_equivariance() -> Step {
             s.raw("perm")?
         )),
         kind: yes_no,
-        run: |s| {
-            let inputs = seed_program(4)?;
+        run: |s, h| {
+            let inputs = h.seed_program(4)?;
             let r = check(&causal(), &inputs, &[s.perm("perm", 4)?])?;
             let explanation = if r.holds {
                 "This P leaves every token where it was, so nothing changes — choose a P that moves tokens.".to_string()
@@ -74,8 +74,8 @@ pub(super) fn causal_future() -> Step {
             ))
         },
         kind: yes_no,
-        run: |s| {
-            let inputs = seed_program(4)?;
+        run: |s, h| {
+            let inputs = h.seed_program(4)?;
             let t = s.count("t")?;
             let spec = causal();
             let f = spec.build::<f64>(&inputs)?;
@@ -126,8 +126,8 @@ pub(super) fn causal_prefix() -> Step {
             ))
         },
         kind: yes_no,
-        run: |s| {
-            let inputs = seed_program(4)?;
+        run: |s, h| {
+            let inputs = h.seed_program(4)?;
             let t = s.count("t")?;
             let spec = causal();
             let f = spec.build::<f64>(&inputs)?;

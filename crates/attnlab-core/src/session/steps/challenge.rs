@@ -5,7 +5,7 @@ use super::super::answer::{Answer, AnswerKind};
 use super::super::engine::{Observation, Step};
 use super::super::evidence::{CheckedLayer, Evidence};
 use super::super::param::Settings;
-use super::{check, choices, seed_program};
+use super::{check, choices};
 use crate::layer::{LayerSpec, PosKind};
 use crate::present::number::sci;
 use crate::symmetry::Permutation;
@@ -34,8 +34,8 @@ pub(super) fn challenge() -> Step {
             Ok("A colleague says: \"since attention lets every token attend to every other token directly, word order must not matter much to transformer models.\" Which statement gets the mechanism right?".into())
         },
         kind: challenge_kind,
-        run: |_| {
-            let inputs = seed_program(4)?;
+        run: |_, h| {
+            let inputs = h.seed_program(4)?;
             let p = Permutation::parse("2,0,3,1", 4)?;
             let bare = check(&LayerSpec::default(), &inputs, std::slice::from_ref(&p))?;
             let indexed = LayerSpec {

@@ -22,7 +22,7 @@ pub(super) fn embedding_dim() -> Step {
             Ok("The table E has one row per token of the vocabulary (A, B, .). Must the embedding dimension (the number of components in a row) equal the vocabulary size?".into())
         },
         kind: yes_no,
-        run: |_| {
+        run: |_, _| {
             let e = Embedding::example();
             let vocab = Vocabulary::example();
             let mut selects = true;

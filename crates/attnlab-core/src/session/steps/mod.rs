@@ -20,9 +20,8 @@ mod rotary;
 use super::answer::{AnswerKind, ChoiceOption};
 use super::engine::Step;
 use super::param::{Param, ParamKind, Settings};
-use crate::layer::{InputSpec, Inputs, LayerSpec};
+use crate::layer::{Inputs, LayerSpec};
 use crate::numeric::Dtype;
-use crate::rng::RngKind;
 use crate::symmetry::{CheckReport, Permutation};
 use crate::{experiment, Result};
 
@@ -89,19 +88,6 @@ fn perm_param(default: &'static str) -> Param {
         kind: ParamKind::Permutation { n: 4 },
         default,
     }
-}
-
-/// The course program's input: `np.random.seed(0)`, Wq, Wk, Wv then X (n × 4), as numpy draws
-/// them (and the RNN's weights after them).
-fn seed_program(n: usize) -> Result<Inputs> {
-    InputSpec {
-        n: Some(n),
-        dim: Some(4),
-        rng: RngKind::Numpy,
-        seed: 0,
-        ..InputSpec::default()
-    }
-    .build()
 }
 
 /// The check of `spec` over `perms` in f64.

@@ -8,22 +8,13 @@ use super::super::answer::{Answer, AnswerKind};
 use super::super::engine::{Observation, Step};
 use super::super::evidence::{Compared, Evidence};
 use super::super::param::{Param, ParamKind, Settings};
-use super::{check, choices, perm_param, seed_program, yes_no};
+use super::{check, choices, perm_param, yes_no};
 use crate::experiment;
-use crate::layer::{InputSpec, Inputs, LayerKind, LayerSpec, PosKind, Readout};
+use crate::layer::{LayerKind, LayerSpec, PosKind, Readout};
 use crate::numeric::Dtype;
 use crate::present::number::{sci, short};
 use crate::symmetry::{check_equivariance, check_invariance, Permutation};
 use crate::Result;
-
-/// A two-token text embedded with the course table; projections drawn with seed 0.
-fn pair_inputs(pair: &str) -> Result<Inputs> {
-    InputSpec {
-        text: Some(pair.to_string()),
-        ..InputSpec::default()
-    }
-    .build()
-}
 
 fn reversed(pair: &str) -> String {
     pair.split_whitespace().rev().collect::<Vec<_>>().join(" ")
@@ -53,8 +44,8 @@ pub(super) fn shuffle_attention() -> Step {
             s.raw("perm")?
         )),
         kind: yes_no,
-        run: |s| {
-            let inputs = seed_program(4)?;
+        run: |s, h| {
+            let inputs = h.seed_program(4)?;
             let p = s.perm("perm", 4)?;
             let r = experiment::symmetry(&LayerSpec::default(), &inputs, std::slice::from_ref(&p), Dtype::F64)?;
             let rep = &r.report;
@@ -108,9 +99,9 @@ pub(super) fn swap_two_tokens() -> Step {
             ))
         },
         kind: swap_kind,
-        run: |s| {
+        run: |s, h| {
             let p = s.raw("pair")?;
-            let inputs = pair_inputs(p)?;
+            let inputs = h.text_input(p)?;
             let spec = LayerSpec::default();
             let f = spec.build::<f64>(&inputs)?;
             let swap = Permutation::new(vec![1, 0])?;
@@ -170,9 +161,9 @@ pub(super) fn readouts() -> Step {
             ))
         },
         kind: readout_kind,
-        run: |s| {
+        run: |s, h| {
             let p = s.raw("pair")?;
-            let inputs = pair_inputs(p)?;
+            let inputs = h.text_input(p)?;
             let swap = Permutation::new(vec![1, 0])?;
             let mut evidence = Vec::new();
             let mut same = Vec::new();
@@ -238,8 +229,8 @@ pub(super) fn rnn_shuffle() -> Step {
             s.raw("perm")?
         )),
         kind: yes_no,
-        run: |s| {
-            let inputs = seed_program(4)?;
+        run: |s, h| {
+            let inputs = h.seed_program(4)?;
             let spec = LayerSpec { kind: LayerKind::Rnn, ..LayerSpec::default() };
             let r = check(&spec, &inputs, &[s.perm("perm", 4)?])?;
             let explanation = if r.holds {
@@ -277,8 +268,8 @@ pub(super) fn index_signal() -> Step {
         ))
         },
         kind: yes_no,
-        run: |s| {
-            let inputs = seed_program(4)?;
+        run: |s, h| {
+            let inputs = h.seed_program(4)?;
             let scale = s.real("scale")?;
             let spec = LayerSpec {
                 pos: PosKind::Index,

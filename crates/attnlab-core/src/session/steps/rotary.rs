@@ -14,7 +14,7 @@ use super::super::answer::{Answer, AnswerKind};
 use super::super::engine::{Observation, Step};
 use super::super::evidence::{Compared, Evidence};
 use super::super::param::{Param, ParamKind, Settings};
-use super::{integer, integer_or_none, seed_program, yes_no};
+use super::{integer, integer_or_none, yes_no};
 use crate::layer::{LayerSpec, PosKind};
 use crate::position::frequencies::Omega;
 use crate::present::number::sci;
@@ -80,7 +80,7 @@ pub(super) fn rope_scores() -> Step {
         ))
         },
         kind: rope_scores_kind,
-        run: |s| {
+        run: |s, _| {
             let w = s.omega("omega")?;
             let seps = s.ints("separations")?;
             let scores: Vec<f64> = seps.iter().map(|&sep| aligned_score(w, sep)).collect();
@@ -145,7 +145,7 @@ pub(super) fn rope_repeat_half_pi() -> Step {
             Ok("With ω = π/2, what is the smallest separation s > 0 whose score equals the score at s = 0 (the angle s·ω is back where it started)?".into())
         },
         kind: integer,
-        run: |_| repeat_observation(Omega::pi_rational(1, 2)?),
+        run: |_, _| repeat_observation(Omega::pi_rational(1, 2)?),
     }
 }
 
@@ -170,7 +170,7 @@ pub(super) fn rope_repeat_chosen() -> Step {
         ))
         },
         kind: integer,
-        run: |s| repeat_observation(s.omega("omega")?),
+        run: |s, _| repeat_observation(s.omega("omega")?),
     }
 }
 
@@ -207,7 +207,7 @@ pub(super) fn rope_resolve() -> Step {
         ))
         },
         kind: integer_or_none,
-        run: |s| {
+        run: |s, _| {
             let set = s.omegas("omegas")?;
             let l = s.count("context")? as u64;
             let mut evidence = Vec::new();
@@ -264,9 +264,9 @@ pub(super) fn values_rotated() -> Step {
         params: vec![Param { name: "n", what: "the sequence length", kind: ParamKind::Count { min: 2, max: 16 }, default: "4" }],
         question: |_| Ok("Rotary position embeddings rotate the queries and keys by position. Are the values V rotated too? (Test: with Wq = Wk = 0 every weight is 1/n whatever the rotation; rotated values would change the output.)".into()),
         kind: yes_no,
-        run: |s| {
+        run: |s, h| {
             let n = s.count("n")?;
-            let mut inputs = seed_program(n)?;
+            let mut inputs = h.seed_program(n)?;
             let d = inputs.x.ncols();
             inputs.wq = Array2::zeros((d, d));
             inputs.wk = Array2::zeros((d, d));

@@ -1,0 +1,221 @@
+//! One set of conventions across commands (issue 11, item 12): `--plot DIR` writes every chart
+//! of a command (`lab --plots` and `score/identity --plot FILE.svg` keep working), counts such
+//! as `--context` take `128k`, `1M`, `2^17`, `--dtype` takes every alias, `rope audit
+//! --list-presets`, and every `--help` lists the accepted values of its choices.
+
+mod common;
+
+use std::path::Path;
+
+fn svgs(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn plot_dir_writes_every_chart_of_each_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &[&str]); 4] = [
+        (
+            &["lab"],
+            &[
+                "attention_weights.svg",
+                "permuted_difference.svg",
+                "resolution_margin.svg",
+                "scores_vs_separation.svg",
+                "symmetry_breakers.svg",
+            ],
+        ),
+        (&["rope", "score", "--omega", "pi/2,pi/3"], &["score.svg"]),
+        (
+            &["rope", "identity", "--trials", "5", "--max-shift", "100"],
+            &["invariance.svg"],
+        ),
+        (
+            &["rope", "audit", "--preset", "llama-2-7b", "--skip-min-base"],
+            &["decay.svg", "precision.svg", "wavelengths.svg"],
+        ),
+    ];
+    for (i, (args, want)) in cases.iter().enumerate() {
+        let out = dir.path().join(i.to_string());
+        let plot = out.to_str().unwrap();
+        let text = common::run_ok(&[args, &["--plot", plot][..]].concat(), 0);
+        assert_eq!(svgs(&out), *want, "{args:?}");
+        for name in *want {
+            assert!(
+                text.contains(&format!("Plot written to {plot}/{name}")),
+                "{text}"
+            );
+        }
+    }
+    // The old spellings keep working: lab --plots DIR; a FILE.svg for score, with a note.
+    let old = dir.path().join("old");
+    common::run_ok(&["lab", "--plots", old.to_str().unwrap()], 0);
+    assert_eq!(svgs(&old).len(), 5);
+    let file = dir.path().join("score-old.svg");
+    let out = common::attnlab()
+        .args(["rope", "score", "--omega", "pi/2", "--plot"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(file.is_file());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("note: --plot takes a directory now"),
+        "{err}"
+    );
+}
+
+#[test]
+fn counts_take_every_spelling_and_dtypes_every_alias() {
+    for (context, value) in [
+        ("128k", 131072),
+        ("2^17", 131072),
+        ("131072", 131072),
+        ("1.31072e5", 131072),
+        ("1M", 1 << 20),
+    ] {
+        let v = common::json(
+            &[
+                "rope",
+                "resolve",
+                "--omega",
+                "pi/2,pi/3",
+                "--context",
+                context,
+                "--json",
+            ],
+            1,
+        );
+        assert_eq!(v["context"], value, "{context}");
+    }
+    let v = common::json(&["lab", "--context", "2^4", "--json"], 0);
+    assert_eq!(v["d_resolution"]["result"]["context"], 16);
+    for (alias, canonical) in [
+        ("fp16", "f16"),
+        ("float16", "f16"),
+        ("half", "f16"),
+        ("bfloat16", "bf16"),
+        ("BF16", "bf16"),
+        ("float32", "f32"),
+    ] {
+        let v = common::json(
+            &[
+                "rope",
+                "audit",
+                "--preset",
+                "llama-2-7b",
+                "--skip-min-base",
+                "--context",
+                "4k",
+                "--dtype",
+                alias,
+                "--json",
+            ],
+            0,
+        );
+        assert_eq!(v["dtype"], canonical, "{alias}");
+    }
+    let v = common::json(&["attend", "--dtype", "fp32", "--json"], 0);
+    assert_eq!(v["dtype"], "f32");
+}
+
+#[test]
+fn rope_audit_lists_its_presets() {
+    let text = common::run_ok(&["rope", "audit", "--list-presets"], 0);
+    let v = common::json(&["rope", "audit", "--list-presets", "--json"], 0);
+    let list = v.as_array().unwrap();
+    assert!(list.len() >= 8);
+    // The help of every source option names every preset (its list is typed in the doc
+    // comment; this keeps it complete).
+    let help = common::run_ok(&["rope", "audit", "--help"], 0).replace('\n', " ");
+    for p in list {
+        assert!(
+            help.contains(p["name"].as_str().unwrap()),
+            "{p} not in --help"
+        );
+    }
+    for p in list {
+        let name = p["name"].as_str().unwrap();
+        assert!(text.contains(name), "{text}");
+        // Every listed preset runs.
+        common::run_ok(
+            &[
+                "rope",
+                "audit",
+                "--preset",
+                name,
+                "--skip-min-base",
+                "--context",
+                "1k",
+            ],
+            0,
+        );
+    }
+}
+
+/// Every option whose value is a choice lists the accepted values (and a default where it has
+/// one) in `--help`.
+#[test]
+fn every_help_lists_the_accepted_values_and_defaults() {
+    let cases: [(&[&str], &[&str]); 4] = [
+        (&["attend"], &["--rng", "--mask", "--pos", "--dtype"]),
+        (&["equivariance"], &["--layer", "--rng", "--dtype"]),
+        (&["rope", "audit"], &["--dtype"]),
+        (&["lab"], &[]),
+    ];
+    for (cmd, choices) in cases {
+        let help = common::run_ok(&[cmd, &["--help"][..]].concat(), 0);
+        for opt in choices {
+            let at = help
+                .find(&format!("      {opt} <"))
+                .unwrap_or_else(|| panic!("{cmd:?}: no {opt} in\n{help}"));
+            let next = help[at + 8..]
+                .find("\n      -")
+                .map_or(help.len(), |i| at + 8 + i);
+            let block = &help[at..next];
+            assert!(
+                block.contains("ossible values"),
+                "{cmd:?} {opt}: no accepted values listed:\n{block}"
+            );
+        }
+        common::assert_no_internals(&format!("{cmd:?} --help"), &help);
+    }
+    let help = common::run_ok(&["attend", "--help"], 0);
+    assert!(help.contains("also float16, half, fp16"), "{help}");
+    assert!(help.contains("[default: numpy]") && help.contains("[default: f64]"));
+}
+
+/// The README's images are the lab's charts as the current code draws them (regenerate with
+/// `scripts/regen-readme-images.sh`), and every image the README shows exists.
+#[test]
+fn readme_images_are_what_the_code_draws() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let dir = tempfile::tempdir().unwrap();
+    common::run_ok(&["lab", "--plot", dir.path().to_str().unwrap()], 0);
+    for name in svgs(dir.path()) {
+        let fresh = std::fs::read_to_string(dir.path().join(&name)).unwrap();
+        let committed =
+            std::fs::read_to_string(format!("{root}/docs/img/{name}")).unwrap_or_else(|e| {
+                panic!("docs/img/{name}: {e} (run scripts/regen-readme-images.sh)")
+            });
+        assert!(
+            fresh == committed,
+            "docs/img/{name} is not what the code draws: run scripts/regen-readme-images.sh"
+        );
+    }
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    for part in readme.split("](docs/img/").skip(1) {
+        let file = part.split(')').next().unwrap();
+        assert!(
+            Path::new(&format!("{root}/docs/img/{file}")).is_file(),
+            "README shows docs/img/{file}, which does not exist"
+        );
+    }
+}
