@@ -27,6 +27,14 @@ mrope, proportional): the text model's `<Model>RotaryEmbedding(config)` itself, 
 (`AutoConfig.for_model(model_type)` without arguments; `crates/attnlab-core/data/
 hf_config_defaults.json`, which the config reader embeds).
 
+torch's float32 `pow` differs by CPU capability: its scalar ("default") kernel rounds like the
+C library's `powf` (and numpy's float32 power), its AVX2 / AVX-512 kernels (SLEEF) are within
+1 ulp of it but not always equal (measured: 18 of 1560 test values differ). So the script runs
+transformers twice: in this process with `ATEN_CPU_CAPABILITY=default` (the recorded
+`inv_freq_f32_bits`, which attnlab must equal bit for bit), and in a child process on the
+machine's own vectorised kernel (`inv_freq_f32_bits_vectorized`, with the capability's name in
+`vectorized_capability`; attnlab is within 1 ulp of it).
+
 It records inv_freq as float32 bit patterns (hex) and repr-exact decimals, the attention
 factor (a Python float, repr-exact), and an independent float64 numpy evaluation of the same
 formula (`inv_freq_f64`), computed from the resolved parameters that transformers' config
@@ -36,7 +44,9 @@ committed file. Exit code 3: the installed versions are not the pinned ones.
 
 import json
 import math
+import os
 import struct
+import subprocess
 import sys
 
 PINNED = {"torch": "2.15.0", "transformers": "5.24.0"}
@@ -381,6 +391,9 @@ def class_defaults():
 
 
 def main():
+    if "--bits-only" not in sys.argv:
+        # Must be set before torch is first imported (ATen reads it once).
+        os.environ["ATEN_CPU_CAPABILITY"] = "default"
     import importlib
 
     import numpy
@@ -435,6 +448,18 @@ def main():
     for name, source, fields, layer_type in CLASS_CASES:
         cases.append(class_case(name, source, fields, layer_type))
 
+    capability = torch.backends.cpu.get_cpu_capability()
+    if "--bits-only" in sys.argv:
+        json.dump({"capability": capability, "bits": [c["inv_freq_f32_bits"] for c in cases]}, sys.stdout)
+        return
+    assert capability == "DEFAULT", capability
+    env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
+    child = subprocess.run([sys.executable, __file__, "--bits-only", *[a for a in sys.argv[1:] if a.startswith("--")]],
+                           env=env, check=True, capture_output=True, text=True)
+    vectorized = json.loads(child.stdout)
+    for case, bits in zip(cases, vectorized["bits"], strict=True):
+        case["inv_freq_f32_bits_vectorized"] = bits
+
     if "--defaults" in sys.argv:
         text = json.dumps({"generator": "scripts/gen_hf_rope_vectors.py --defaults: the config classes of "
                            "transformers (AutoConfig.for_model(model_type) without arguments)",
@@ -448,6 +473,8 @@ def main():
                      "<Model>RotaryEmbedding.compute_default_rope_parameters) on CPU; inv_freq_f64 is a numpy float64 "
                      "evaluation of the same formulas",
         "versions": {**versions, "numpy": numpy.__version__},
+        "capability": "DEFAULT (inv_freq_f32_bits: ATEN_CPU_CAPABILITY=default, the scalar powf path)",
+        "vectorized_capability": vectorized["capability"],
         "cases": cases,
     }
     text = json.dumps(doc, indent=1) + "\n"
