@@ -9,7 +9,8 @@ Pinned environment (CPU is enough; PyPI's torch wheel pulls its CUDA libraries b
     /tmp/hfvenv/bin/python scripts/gen_hf_rope_vectors.py tests/data/hf_rope_vectors.json
 
 For every case the script builds the model's real config class from the config.json fields
-(`AutoConfig.for_model`), then calls transformers' own code:
+(`AutoConfig.for_model`), then calls transformers' own code. `CASES` (the first part of the
+file):
 
 * rope type "default": the model's `<Model>RotaryEmbedding.compute_default_rope_parameters`
   (transformers 5.x has no generic "default" entry; families differ on partial rotary);
@@ -17,6 +18,22 @@ For every case the script builds the model's real config class from the config.j
   "cpu", seq_len=...)`;
 * DeepSeek-V2/V3: also `yarn_apply_mscale(config.rope_parameters, 1.0)` from the model's
   modeling file, i.e. the softmax-scale multiplier mscale².
+
+`CLASS_CASES` (configs with keys left to their class defaults, several rope sets per model,
+mrope, proportional): the text model's `<Model>RotaryEmbedding(config)` itself, reading its
+`inv_freq` / `<layer_type>_inv_freq` and attention-scaling buffers, one case per layer type.
+
+`--defaults OUT` instead writes the rope-relevant defaults of every config class
+(`AutoConfig.for_model(model_type)` without arguments; `crates/attnlab-core/data/
+hf_config_defaults.json`, which the config reader embeds).
+
+torch's float32 `pow` differs by CPU capability: its scalar ("default") kernel rounds like the
+C library's `powf` (and numpy's float32 power), its AVX2 / AVX-512 kernels (SLEEF) are within
+1 ulp of it but not always equal (measured: 18 of 1560 test values differ). So the script runs
+transformers twice: in this process with `ATEN_CPU_CAPABILITY=default` (the recorded
+`inv_freq_f32_bits`, which attnlab must equal bit for bit), and in a child process on the
+machine's own vectorised kernel (`inv_freq_f32_bits_vectorized`, with the capability's name in
+`vectorized_capability`; attnlab is within 1 ulp of it).
 
 It records inv_freq as float32 bit patterns (hex) and repr-exact decimals, the attention
 factor (a Python float, repr-exact), and an independent float64 numpy evaluation of the same
@@ -27,7 +44,9 @@ committed file. Exit code 3: the installed versions are not the pinned ones.
 
 import json
 import math
+import os
 import struct
+import subprocess
 import sys
 
 PINNED = {"torch": "2.15.0", "transformers": "5.24.0"}
@@ -128,6 +147,81 @@ CASES = [
 ]
 
 
+# Configs read through the model's own rotary-embedding class (`<Model>RotaryEmbedding(config)`),
+# one case per layer type whose rope differs: (name, source, config.json fields, layer type or None).
+LLAMA4_SCOUT_TEXT = {"model_type": "llama4_text", "hidden_size": 5120, "num_attention_heads": 40, "head_dim": 128,
+                     "num_hidden_layers": 48, "max_position_embeddings": 10485760, "rope_theta": 500000.0,
+                     "attention_chunk_size": 8192, "no_rope_layer_interval": 4,
+                     "rope_scaling": {"factor": 16.0, "high_freq_factor": 1.0, "low_freq_factor": 1.0,
+                                      "original_max_position_embeddings": 8192, "rope_type": "llama3"}}
+GEMMA3_4B_TEXT = {"model_type": "gemma3_text", "hidden_size": 2560, "num_attention_heads": 8, "head_dim": 256,
+                  "num_hidden_layers": 34, "max_position_embeddings": 131072, "rope_theta": 1000000.0,
+                  "rope_local_base_freq": 10000.0, "sliding_window": 1024, "sliding_window_pattern": 6,
+                  "rope_scaling": {"factor": 8.0, "rope_type": "linear"}}
+GEMMA3_V5_TEXT = {"model_type": "gemma3_text", "hidden_size": 2560, "num_attention_heads": 8, "head_dim": 256,
+                  "num_hidden_layers": 34, "max_position_embeddings": 131072, "sliding_window": 1024,
+                  "layer_types": ["sliding_attention" if (i + 1) % 6 else "full_attention" for i in range(34)],
+                  "rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+                                      "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}}
+GEMMA4_TEXT = {"model_type": "gemma4_text", "hidden_size": 2560, "num_attention_heads": 8, "head_dim": 256,
+               "global_head_dim": 512, "num_hidden_layers": 30, "max_position_embeddings": 131072,
+               "sliding_window": 512,
+               "rope_parameters": {"full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                                                      "rope_theta": 1000000.0},
+                                   "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}}
+QWEN2_VL_7B = {"model_type": "qwen2_vl", "hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4,
+               "max_position_embeddings": 32768, "rope_theta": 1000000.0,
+               "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}
+
+CLASS_CASES = [
+    ("llama-4-scout (llama3, high == low)", "meta-llama/Llama-4-Scout-17B-16E text_config (rope keys)",
+     {"model_type": "llama4", "text_config": LLAMA4_SCOUT_TEXT}, "chunked_attention"),
+    ("phi without partial_rotary_factor (class default 0.5)", "synthetic: phi config.json without the key",
+     {"model_type": "phi", "hidden_size": 2560, "num_attention_heads": 32, "max_position_embeddings": 2048}, None),
+    ("stablelm without partial_rotary_factor (class default 0.25)", "synthetic: stablelm config.json without the key",
+     {"model_type": "stablelm", "hidden_size": 2560, "num_attention_heads": 32, "max_position_embeddings": 4096}, None),
+    ("glm without partial_rotary_factor (class default 0.5)", "synthetic: glm config.json without the key",
+     {"model_type": "glm", "hidden_size": 4096, "num_attention_heads": 32, "head_dim": 128,
+      "max_position_embeddings": 131072}, None),
+    ("nemotron without partial_rotary_factor (class default 0.5)", "synthetic: nemotron config.json without the key",
+     {"model_type": "nemotron", "hidden_size": 6144, "num_attention_heads": 48, "head_dim": 128,
+      "max_position_embeddings": 4096}, None),
+    ("mixtral without rope_theta (class default 1e6)", "synthetic: mixtral config.json without rope_theta",
+     {"model_type": "mixtral", "hidden_size": 4096, "num_attention_heads": 32, "max_position_embeddings": 32768}, None),
+    ("cohere without rope_theta (class default 5e5)", "synthetic: cohere config.json without rope_theta",
+     {"model_type": "cohere", "hidden_size": 8192, "num_attention_heads": 64, "max_position_embeddings": 8192}, None),
+    ("llama4 text without rope_theta (class default 5e5)", "synthetic: llama4 text_config without rope_theta",
+     {"model_type": "llama4", "text_config": {k: v for k, v in LLAMA4_SCOUT_TEXT.items()
+                                              if k not in ("rope_theta", "rope_scaling")}}, "chunked_attention"),
+    ("gemma3 without rope_theta (class defaults 1e6 / 1e4), full", "synthetic: gemma3 text_config without thetas",
+     {"model_type": "gemma3", "text_config": {k: v for k, v in GEMMA3_4B_TEXT.items()
+                                              if k not in ("rope_theta", "rope_local_base_freq", "rope_scaling")}},
+     "full_attention"),
+    ("gemma3 without rope_theta (class defaults 1e6 / 1e4), sliding", "synthetic: gemma3 text_config without thetas",
+     {"model_type": "gemma3", "text_config": {k: v for k, v in GEMMA3_4B_TEXT.items()
+                                              if k not in ("rope_theta", "rope_local_base_freq", "rope_scaling")}},
+     "sliding_attention"),
+    ("gemma-3-4b v4 keys, full (linear x8, 1e6)", "google/gemma-3-4b-it text_config (rope keys)",
+     {"model_type": "gemma3", "text_config": GEMMA3_4B_TEXT}, "full_attention"),
+    ("gemma-3-4b v4 keys, sliding (rope_local_base_freq 1e4)", "google/gemma-3-4b-it text_config (rope keys)",
+     {"model_type": "gemma3", "text_config": GEMMA3_4B_TEXT}, "sliding_attention"),
+    ("gemma-3-4b v5 rope_parameters, full", "synthetic: gemma-3-4b in the v5 nested layout",
+     {"model_type": "gemma3_text", **{k: v for k, v in GEMMA3_V5_TEXT.items() if k != "model_type"}}, "full_attention"),
+    ("gemma-3-4b v5 rope_parameters, sliding", "synthetic: gemma-3-4b in the v5 nested layout",
+     {"model_type": "gemma3_text", **{k: v for k, v in GEMMA3_V5_TEXT.items() if k != "model_type"}},
+     "sliding_attention"),
+    ("qwen2-vl-7b (mrope)", "Qwen/Qwen2-VL-7B-Instruct config.json (rope keys)", QWEN2_VL_7B, None),
+    ("gemma-4-like, full (proportional 0.25, head 512)", "synthetic: transformers' Gemma4TextConfig layout",
+     {"model_type": "gemma4", "text_config": GEMMA4_TEXT}, "full_attention"),
+    ("gemma-4-like, sliding (default 1e4, head 256)", "synthetic: transformers' Gemma4TextConfig layout",
+     {"model_type": "gemma4", "text_config": GEMMA4_TEXT}, "sliding_attention"),
+]
+
+# Rope-relevant class defaults of every config class (AutoConfig.for_model(model_type) without arguments).
+DEFAULT_KEYS = ["hidden_size", "num_attention_heads", "head_dim", "max_position_embeddings", "sliding_window",
+                "global_head_dim"]
+
+
 def f32_bits(x):
     return struct.unpack("<I", struct.pack("<f", x))[0]
 
@@ -177,10 +271,129 @@ def numpy_f64(rp, dim, max_pos, seq_len, rope_type):
         smoothed = (1 - smooth) * inv_l / f + smooth * inv_l
         medium = ~(wl < old / hi) & ~(wl > old / lo)
         return np.where(medium, smoothed, inv_l)
+    if rope_type == "proportional":
+        n = int(rp.get("partial_rotary_factor", 1.0) * dim // 2)
+        inv = np.zeros(dim // 2)
+        inv[:n] = 1.0 / base ** (np.arange(0, 2 * n, 2, dtype=np.float64) / dim)
+        return inv / rp.get("factor", 1.0)
     raise ValueError(rope_type)
 
 
+def rotary_class(config, model_type):
+    """The text model's `<Model>RotaryEmbedding` class (not a vision one) for a config."""
+    import importlib
+    import inspect
+
+    mod = importlib.import_module(f"transformers.models.{model_type}.modeling_{model_type}")
+    names = sorted(n for n in dir(mod) if n.endswith("RotaryEmbedding") and "Vision" not in n
+                   and inspect.isclass(getattr(mod, n)))
+    for n in names:
+        try:
+            return getattr(mod, n)(config), n
+        except Exception:
+            continue
+    raise RuntimeError(f"no rotary class for {model_type}: {names}")
+
+
+def class_case(name, source, fields, layer_type):
+    """One (config, layer type) read through the model's rotary class: inv_freq and attention scaling buffers."""
+    from transformers import AutoConfig
+
+    kwargs = {k: v for k, v in fields.items() if k != "model_type"}
+    config = AutoConfig.for_model(fields["model_type"], **json.loads(json.dumps(kwargs)))
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    module_type = fields["model_type"].removesuffix("_text")
+    rope, cls = rotary_class(text, module_type)
+    prefix = f"{layer_type}_" if layer_type and hasattr(rope, f"{layer_type}_inv_freq") else ""
+    inv = getattr(rope, f"{prefix}inv_freq")
+    attn = getattr(rope, f"{prefix}attention_scaling")
+    rp = text.rope_parameters
+    rp = rp[layer_type] if layer_type and layer_type in rp else rp
+    lt = getattr(text, "layer_types", None)
+    vals = [float(v) for v in inv.tolist()]
+    return {
+        "name": name,
+        "source": source,
+        "called": f"{cls}(config).{prefix}inv_freq",
+        "config": fields,
+        "seq_len": None,
+        "layer_type": layer_type,
+        "layers": lt.count(layer_type) if lt and layer_type else None,
+        "num_layers": len(lt) if lt else None,
+        "rope_type": rp.get("rope_type", "default"),
+        "rope_theta": float(rp["rope_theta"]),
+        "rotary_dim": 2 * len(vals),
+        "inv_freq_f32_bits": [f"{f32_bits(v):08x}" for v in vals],
+        "inv_freq_f32": vals,
+        "attention_factor": float(attn),
+        "inv_freq_f64": [float(v) for v in numpy_f64(rp, 2 * len(vals), text.max_position_embeddings, None,
+                                                     rp.get("rope_type", "default"))],
+    }
+
+
+def class_defaults():
+    """Per model type: the rope-relevant defaults of its config class, and whether its default rope honours
+    `partial_rotary_factor` (read from the source of `compute_default_rope_parameters`)."""
+    import importlib
+    import inspect
+
+    from transformers import CONFIG_MAPPING
+
+    out = {}
+    for mt in sorted(CONFIG_MAPPING.keys()):
+        try:
+            c = CONFIG_MAPPING[mt]()
+        except Exception:
+            continue
+        d = {}
+        sub = getattr(CONFIG_MAPPING[mt], "sub_configs", {}) or {}
+        if "text_config" in sub and getattr(c, "text_config", None) is not None:
+            d["text_config"] = c.text_config.model_type
+        rp = getattr(c, "rope_parameters", None)
+        if not rp and "text_config" not in d:
+            continue
+        theta = getattr(c, "default_theta", None)
+        if isinstance(theta, dict):
+            d["default_theta"] = {k: float(v) for k, v in theta.items()}
+        elif theta is not None:
+            d["default_theta"] = float(theta)
+        if rp:
+            d["rope_parameters"] = json.loads(json.dumps(rp))
+        for k in DEFAULT_KEYS:
+            try:
+                v = getattr(c, k, None)
+            except Exception:
+                v = None
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                d[k] = v
+        lt = getattr(c, "layer_types", None)
+        if lt and len(set(lt)) > 1:
+            d["layer_types"] = sorted(set(lt))
+        try:
+            plc = c.per_layer_config
+            full = [i for i, t in enumerate(lt or []) if t == "full_attention"]
+            if full:
+                d["full_attention_head_dim"] = plc[full[0]].head_dim
+        except Exception:
+            pass
+        try:
+            base = mt.removesuffix("_text")
+            mod = importlib.import_module(f"transformers.models.{base}.modeling_{base}")
+            src = "".join(inspect.getsource(getattr(mod, n).compute_default_rope_parameters) for n in dir(mod)
+                          if n.endswith("RotaryEmbedding") and "Vision" not in n
+                          and hasattr(getattr(mod, n), "compute_default_rope_parameters"))
+            if src:
+                d["default_honours_partial"] = "partial_rotary_factor" in src
+        except Exception:
+            pass
+        out[mt] = d
+    return out
+
+
 def main():
+    if "--bits-only" not in sys.argv:
+        # Must be set before torch is first imported (ATen reads it once).
+        os.environ["ATEN_CPU_CAPABILITY"] = "default"
     import importlib
 
     import numpy
@@ -232,11 +445,36 @@ def main():
             case["softmax_scale_multiplier"] = float(mod.yarn_apply_mscale(rp, 1.0))
         cases.append(case)
 
+    for name, source, fields, layer_type in CLASS_CASES:
+        cases.append(class_case(name, source, fields, layer_type))
+
+    capability = torch.backends.cpu.get_cpu_capability()
+    if "--bits-only" in sys.argv:
+        json.dump({"capability": capability, "bits": [c["inv_freq_f32_bits"] for c in cases]}, sys.stdout)
+        return
+    assert capability == "DEFAULT", capability
+    env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
+    child = subprocess.run([sys.executable, __file__, "--bits-only", *[a for a in sys.argv[1:] if a.startswith("--")]],
+                           env=env, check=True, capture_output=True, text=True)
+    vectorized = json.loads(child.stdout)
+    for case, bits in zip(cases, vectorized["bits"], strict=True):
+        case["inv_freq_f32_bits_vectorized"] = bits
+
+    if "--defaults" in sys.argv:
+        text = json.dumps({"generator": "scripts/gen_hf_rope_vectors.py --defaults: the config classes of "
+                           "transformers (AutoConfig.for_model(model_type) without arguments)",
+                           "versions": versions, "classes": class_defaults()}, indent=0, sort_keys=True) + "\n"
+        with open(out_path, "w") as f:
+            f.write(text)
+        return
+
     doc = {
         "generator": "scripts/gen_hf_rope_vectors.py: real Hugging Face transformers code (ROPE_INIT_FUNCTIONS and "
                      "<Model>RotaryEmbedding.compute_default_rope_parameters) on CPU; inv_freq_f64 is a numpy float64 "
                      "evaluation of the same formulas",
         "versions": {**versions, "numpy": numpy.__version__},
+        "capability": "DEFAULT (inv_freq_f32_bits: ATEN_CPU_CAPABILITY=default, the scalar powf path)",
+        "vectorized_capability": vectorized["capability"],
         "cases": cases,
     }
     text = json.dumps(doc, indent=1) + "\n"

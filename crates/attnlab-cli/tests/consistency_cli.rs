@@ -219,3 +219,89 @@ fn readme_images_are_what_the_code_draws() {
         );
     }
 }
+
+/// Every field the README's audit worked examples show is what the command prints now: each
+/// `$ attnlab rope audit …` block of "Worked examples, one per model family" is run with
+/// `--json`, and every key of the JSON block after it (selected fields; in `rope_sets`
+/// selected keys of each set) must equal the output's value exactly — the numbers are the
+/// shortest round-trip of the f64 the audit computes, so equality is the right test.
+#[test]
+fn the_readme_audit_examples_are_what_the_audit_prints() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let section = readme
+        .split_once("### Worked examples, one per model family")
+        .expect("the README's worked examples section")
+        .1;
+    let section = section.split("\n## ").next().unwrap();
+    let mut examples = Vec::new();
+    let mut rest = section;
+    while let Some(i) = rest.find("$ attnlab ") {
+        let line = rest[i + 2..].lines().next().unwrap().to_string();
+        let after = &rest[i..];
+        let j = after
+            .find("```json\n")
+            .expect("a JSON block after the command")
+            + 8;
+        let k = after[j..].find("```").unwrap() + j;
+        let shown: serde_json::Value = serde_json::from_str(&after[j..k])
+            .unwrap_or_else(|e| panic!("README JSON after `{line}` does not parse: {e}"));
+        examples.push((line, shown));
+        rest = &after[k..];
+    }
+    assert!(examples.len() >= 10, "found {} examples", examples.len());
+    // The examples are independent: run them side by side (the min-base searches dominate).
+    std::thread::scope(|s| {
+        let runs: Vec<_> = examples
+            .iter()
+            .map(|(line, shown)| {
+                s.spawn(move || {
+                    let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+                    let out = common::attnlab()
+                        .current_dir(root)
+                        .args(&args)
+                        .arg("--json")
+                        .output()
+                        .unwrap();
+                    assert_eq!(out.status.code(), Some(0), "`{line}` failed");
+                    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+                    contains(&got, shown, line, "");
+                })
+            })
+            .collect();
+        for r in runs {
+            r.join().unwrap();
+        }
+    });
+}
+
+/// `shown` (objects: a subset of the keys; arrays: the same length) equals `got`.
+fn contains(got: &serde_json::Value, shown: &serde_json::Value, line: &str, path: &str) {
+    use serde_json::Value;
+    match (got, shown) {
+        (Value::Object(g), Value::Object(s)) => {
+            for (key, want) in s {
+                let have = g.get(key).unwrap_or_else(|| {
+                    panic!("`{line}`: README shows {path}.{key}, the audit has no such field")
+                });
+                contains(have, want, line, &format!("{path}.{key}"));
+            }
+        }
+        (Value::Array(g), Value::Array(s)) => {
+            assert_eq!(
+                g.len(),
+                s.len(),
+                "`{line}`: {path} has {} entries, README shows {}",
+                g.len(),
+                s.len()
+            );
+            for (n, (h, w)) in g.iter().zip(s).enumerate() {
+                contains(h, w, line, &format!("{path}[{n}]"));
+            }
+        }
+        _ => assert_eq!(
+            got, shown,
+            "`{line}`: {path} is {got}, README shows {shown}"
+        ),
+    }
+}

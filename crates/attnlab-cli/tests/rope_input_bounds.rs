@@ -328,7 +328,9 @@ fn config_notes_are_shown() {
         r#"{"model_type": "llama", "hidden_size": 512, "num_attention_heads": 8,
             "max_position_embeddings": 256}"#,
     );
-    let note = "no rope_theta: class default 10000";
+    // The class default of LlamaConfig, named with the transformers version it comes from
+    // (the note used to say only "class default 10000").
+    let note = "no rope_theta: class default 10000 of model type llama (transformers 5.24.0)";
     let text = run(&["rope", "audit", "--config", &p, "--skip-min-base"], 0);
     let verdict_at = text.find("Every separation").expect("verdict");
     let notes_at = text.find("config notes:").expect("notes section");

@@ -445,3 +445,93 @@ snapshot!(
         "--skip-min-base"
     ]
 );
+snapshot!(
+    rope_audit_gemma3_two_sets,
+    0,
+    [
+        "rope",
+        "audit",
+        "--config",
+        "tests/fixtures/gemma3_4b.json",
+        "--context",
+        "24",
+        "--skip-min-base"
+    ]
+);
+snapshot!(
+    rope_audit_llama4_high_equals_low,
+    0,
+    [
+        "rope",
+        "audit",
+        "--config",
+        "tests/fixtures/llama4_scout.json",
+        "--context",
+        "16",
+        "--skip-min-base"
+    ]
+);
+snapshot!(
+    rope_audit_qwen2_vl_mrope,
+    0,
+    [
+        "rope",
+        "audit",
+        "--config",
+        "tests/fixtures/qwen2_vl_7b.json",
+        "--context",
+        "16",
+        "--skip-min-base"
+    ]
+);
+snapshot!(
+    rope_audit_phi_class_default,
+    0,
+    [
+        "rope",
+        "audit",
+        "--config",
+        "tests/fixtures/phi_no_partial.json",
+        "--context",
+        "16",
+        "--skip-min-base"
+    ]
+);
+snapshot!(
+    rope_audit_yarn_beyond_trained,
+    0,
+    [
+        "rope",
+        "audit",
+        "--config",
+        "tests/fixtures/tiny_yarn.json",
+        "--context",
+        "100"
+    ]
+);
+snapshot!(
+    rope_audit_deepseek_softmax,
+    0,
+    [
+        "rope",
+        "audit",
+        "--preset",
+        "deepseek-v3",
+        "--context",
+        "16",
+        "--skip-min-base"
+    ]
+);
+snapshot!(
+    rope_audit_longrope_switch,
+    0,
+    [
+        "rope",
+        "audit",
+        "--preset",
+        "phi-3.5-mini-instruct",
+        "--context",
+        "4097",
+        "--skip-min-base"
+    ]
+);

@@ -36,6 +36,7 @@ fn benches(c: &mut Criterion) {
             tol: 1e-9,
             min_base: false,
             min_base_grid: 1.0005,
+            ..Default::default()
         };
         b.iter(|| audit(&f, None, &o, &Watch::default()).expect("audit"))
     });

@@ -528,14 +528,16 @@ fn attention<'py>(
 /// `(inv_freq_f32, inv_freq, attention_factor)` of a frequency source given as the JSON of the
 /// rope commands' source fields (`{"config": …}` or `{"preset": …}`), at sequence length
 /// `context` when given (dynamic NTK and LongRoPE depend on it), else as a model builds them at
-/// initialisation.
+/// initialisation; for a model with several rope sets, the set of `layer_type` (`None`: the
+/// primary, full-attention one).
 #[pyfunction]
-#[pyo3(signature = (source, context))]
+#[pyo3(signature = (source, context, layer_type=None))]
 #[allow(clippy::type_complexity)]
 fn rope_frequencies<'py>(
     py: Python<'py>,
     source: &str,
     context: Option<u64>,
+    layer_type: Option<String>,
 ) -> PyResult<(Bound<'py, PyArray1<f32>>, Bound<'py, PyArray1<f64>>, f64)> {
     let src: FrequencySource = serde_json::from_str(source)
         .map_err(|e| PyValueError::new_err(format!("frequency source: {e}")))?;
@@ -545,7 +547,15 @@ fn rope_frequencies<'py>(
             if let Some(l) = context {
                 f.at_context(Some(Count(l)), u64::MAX)?;
             }
-            Ok::<_, Error>(f.freqs)
+            match (&layer_type, &f.config) {
+                (Some(lt), Some(cfg)) => cfg.layer_frequencies(Some(lt), context),
+                (Some(lt), None) => Err(Error::invalid(
+                    "layer_type",
+                    lt,
+                    "a layer type of a config with several rope sets (not of a preset-free source)",
+                )),
+                (None, _) => Ok(f.freqs),
+            }
         })
         .map_err(|e| core_error(&e))?;
     Ok((

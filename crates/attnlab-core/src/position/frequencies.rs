@@ -13,7 +13,7 @@ pub mod scaling;
 pub use crate::phase::reduce_angle;
 pub use scaling::{
     attention_factor, yarn_correction_range, yarn_get_mscale, Dynamic, Linear, Llama3, Longrope,
-    RopeScaling, RopeType, Unscaled, Yarn,
+    Mrope, Proportional, Regime, Regimes, RopeScaling, RopeType, Unscaled, Yarn,
 };
 
 /// One rotation frequency (radians per position).
@@ -466,6 +466,21 @@ pub fn parse_omega_list(text: &str) -> Result<Vec<Omega>> {
             }
         })
         .collect()
+}
+
+/// The contexts a configuration states: what it was trained for and what its scaling is meant
+/// to reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TrainedContext {
+    /// `max_position_embeddings`.
+    pub max_position_embeddings: Option<u64>,
+    /// The pre-training context of a scaled type (`original_max_position_embeddings`).
+    pub original: Option<u64>,
+    /// factor × original for the scaled types that state both.
+    pub intended: Option<u64>,
+    /// The length the configuration is meant for: the larger of `max_position_embeddings` and
+    /// `intended`.
+    pub limit: Option<u64>,
 }
 
 /// The frequencies of a rotary configuration, as a model implementation would build them.

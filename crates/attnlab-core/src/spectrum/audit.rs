@@ -4,13 +4,21 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::decay::{decay, min_base_search, Decay, MinBase};
-use super::identity::{invariance_rows, random_cases, shift_grid, Pipeline, ShiftRow};
+use super::decay::{
+    decay, default_freqs, min_base_certified, min_base_default, min_base_search, scan_b_step,
+    Decay, DecayBin, MinBase, MinBaseMethod,
+};
+use super::identity::{
+    invariance_rows_for, random_cases, score_scale, shift_grid, Pipeline, ShiftRow,
+};
 use super::precision::{precision_all, DtypePrecision};
 use super::resolve::{resolve, Resolution};
 use super::Watch;
 use crate::numeric::Dtype;
-use crate::position::frequencies::{Omega, RotaryFrequencies};
+use crate::phase::turns_nearest;
+use crate::position::frequencies::{
+    Omega, Regime, RopeScaling, RopeType, RotaryFrequencies, TrainedContext,
+};
 use crate::{Error, Result};
 
 /// One plane of the audit.
@@ -28,6 +36,87 @@ pub struct PlaneAudit {
     pub turns_in_context: f64,
     /// Whether the largest separation L−1 turns the plane at least once ((L−1)·ω_k ≥ 2π).
     pub full_turn_in_context: bool,
+    /// What the rope type does to this plane (`unscaled` without a scaling type).
+    pub regime: Regime,
+    /// The default formula's wavelength 2π·base^(2k/d) for this plane (what a runtime that drops
+    /// the scaling uses), when the set has a base.
+    pub unscaled_wavelength: Option<f64>,
+    /// How many times slower than the default the plane turns (default ω / ω: 1 kept, the
+    /// factor when divided, LongRoPE's per-plane factor); null for planes that do not rotate.
+    pub division: Option<f64>,
+}
+
+/// Which LongRoPE factor list applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FactorSet {
+    /// `short_factor`: sequence lengths up to the original context.
+    Short,
+    /// `long_factor`: beyond it.
+    Long,
+}
+
+/// YaRN's ramp in plane-index units.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Ramp {
+    /// Planes with index ≤ this keep their frequency.
+    pub start: f64,
+    /// Planes with index ≥ this are divided by the factor.
+    pub end: f64,
+}
+
+/// What a scaling type does, plane by plane, summarised.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScalingBands {
+    /// The rope type.
+    pub rope_type: RopeType,
+    /// Planes kept at their default frequency.
+    pub kept: usize,
+    /// Planes between kept and divided.
+    pub blended: usize,
+    /// Planes divided by the full factor.
+    pub divided: usize,
+    /// Planes divided by a per-plane factor (LongRoPE).
+    pub rescaled: usize,
+    /// Planes that do not rotate.
+    pub not_rotated: usize,
+    /// YaRN's ramp.
+    pub ramp: Option<Ramp>,
+}
+
+/// The scaled rotation against the unscaled one (a runtime that drops `rope_scaling`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScaledVsUnscaled {
+    /// (position m, cosine similarity of R_scaled(m)·q and R_unscaled(m)·q) for a q with equal
+    /// norm in every plane: `mean_k cos(m·(ω_k − ω⁰_k))` (the expectation over isotropic q).
+    pub cosine: Vec<(u64, f64)>,
+    /// The first position where the similarity falls below 0.9 (searched up to
+    /// `searched_to`).
+    pub first_below_0_9: Option<u64>,
+    /// Positions 0..this were searched for it.
+    pub searched_to: u64,
+}
+
+/// The first separation where the planes left after removing the fastest k all sit within
+/// the tolerance of a full turn.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SlowPlaneAlias {
+    /// How many of the fastest planes are left out.
+    pub fastest_excluded: usize,
+    /// The first such separation within the context (null: none).
+    pub first_separation: Option<u64>,
+    /// The smallest margin of the remaining planes over separations 1..L−1 (radians).
+    pub min_margin: Option<f64>,
+}
+
+/// Facts of the configuration the audit needs beyond the frequencies (absent for explicit
+/// frequencies and base/dim sources).
+#[derive(Debug, Clone)]
+pub struct ConfigFacts {
+    /// The rope type and its parameters.
+    pub scaling: RopeScaling,
+    /// The contexts the configuration states.
+    pub trained: TrainedContext,
 }
 
 /// Largest context [`audit`] accepts: 2²⁴ = 16 777 216 positions. The precision part hashes
@@ -54,9 +143,37 @@ pub struct AuditOptions {
     /// Whether to search the minimum base (the most expensive part).
     pub min_base: bool,
     /// Coarse grid ratio of the minimum-base search (see
-    /// [`super::decay::min_base_for_context_on_grid`]; default 1.0005).
+    /// [`super::decay::min_base_for_context_on_grid`]; default 1.0005), used only with
+    /// `min_base_method` = grid.
     pub min_base_grid: f64,
+    /// How the minimum base is searched (default: the certified sweep).
+    pub min_base_method: MinBaseMethod,
+    /// Facts of the configuration, when the set came from one.
+    pub config: Option<ConfigFacts>,
+    /// A default-frequency minimum base already found for this rotary dimension and context
+    /// (another rope set of the same model): reused instead of searched again.
+    pub min_base_known: Option<MinBase>,
 }
+
+impl Default for AuditOptions {
+    /// L = 4096, bf16, tolerance 1e-9, the certified minimum-base sweep, no config facts.
+    fn default() -> Self {
+        AuditOptions {
+            context: 4096,
+            dtype: Dtype::Bf16,
+            tol: super::resolve::DEFAULT_TOL,
+            min_base: true,
+            min_base_grid: super::decay::DEFAULT_GRID_RATIO,
+            min_base_method: MinBaseMethod::CertifiedSweep,
+            config: None,
+            min_base_known: None,
+        }
+    }
+}
+
+/// How many seeded random (q, k, i, j) draws the audit's translation-invariance table takes
+/// the worst error over (positions i, j uniform in 0..1024).
+pub const INVARIANCE_DRAWS: usize = 8;
 
 /// Everything the audit computes. Field names are the JSON contract.
 #[derive(Debug, Clone, Serialize)]
@@ -115,8 +232,42 @@ pub struct AuditReport {
     pub min_base_search: Option<MinBase>,
     /// Per dtype: position ids and cos/sin cache rows.
     pub precision: BTreeMap<Dtype, DtypePrecision>,
-    /// Translation-invariance error |S(i+t, j+t) − S(i, j)| vs t up to the context, per pipeline.
+    /// Translation-invariance error |S(i+t, j+t) − S(i, j)| vs t up to the context, per pipeline
+    /// (the correct ones and [`Pipeline::BUGGY`], the casts users got wrong).
     pub invariance: Vec<ShiftRow>,
+    /// The scale the invariance errors are relative to: the RMS of the exact scores q·k of the
+    /// random draws (≈ √(rotary dim) for standard-normal q, k).
+    pub invariance_score_scale: f64,
+    /// The factor multiplying the softmax scale 1/√d in attention (DeepSeek-V2/V3's mscale²
+    /// with `mscale_all_dim`), on top of the cos/sin attention factor; 1 when none.
+    pub softmax_scale_factor: f64,
+    /// LongRoPE: the factor list in use at the audited length.
+    pub longrope_factor_set: Option<FactorSet>,
+    /// LongRoPE: the sequence length from which the long factors apply (original + 1).
+    pub longrope_switch_at: Option<u64>,
+    /// The contexts the configuration states (null for sets not read from a config).
+    pub trained_context: Option<TrainedContext>,
+    /// Whether the audited length exceeds the trained context's limit (null when unknown).
+    pub beyond_trained_context: Option<bool>,
+    /// What the scaling type does to the planes (null without one).
+    pub scaling_bands: Option<ScalingBands>,
+    /// The scaled rotation against the unscaled one (null without an active scaling type).
+    pub scaled_vs_unscaled: Option<ScaledVsUnscaled>,
+    /// Planes that do not complete a full turn within the context (planes − `planes_full_turn`).
+    pub planes_without_full_turn: usize,
+    /// What the slow planes resolve without the fastest k (k = 1, 2, 4).
+    pub slow_plane_aliases: Vec<SlowPlaneAlias>,
+    /// The signed (pairwise) criterion for unmasked layers: query/key offsets range over
+    /// −(L−1)..L−1, so two pairs are confused when their offsets differ by a separation in
+    /// 1..2L−2 that aliases 0 (null when beyond the resolution's limits).
+    pub signed_resolution: Option<Resolution>,
+    /// The minimum of B(m)/planes over each bin of separations (what the decay chart plots).
+    pub decay_bins: Vec<DecayBin>,
+    /// The smallest base whose *effective* frequencies (this rope type with these parameters
+    /// at this length) satisfy the criterion, when a scaling type is active.
+    pub min_base_for_context_effective: Option<f64>,
+    /// Details of that search.
+    pub min_base_effective_search: Option<MinBase>,
 }
 
 /// The findings of an audit: the facts its verdict states, each a number or an enum.
@@ -124,6 +275,18 @@ pub struct AuditReport {
 pub struct AuditFindings {
     /// L.
     pub context: u64,
+    /// The audited length against the trained context (absent for sets without a config).
+    pub trained: Option<TrainedFinding>,
+    /// The softmax-scale factor when it is not 1.
+    pub softmax_scale_factor: Option<f64>,
+    /// LongRoPE's factor switch.
+    pub longrope: Option<LongropeFinding>,
+    /// The scaled rotation against the unscaled one.
+    pub scaled_vs_unscaled: Option<DriftFinding>,
+    /// The pairwise criterion for unmasked layers.
+    pub signed: Option<ResolutionFinding>,
+    /// The smallest base for the effective frequencies of the scaling type.
+    pub min_base_effective: Option<MinBaseFinding>,
     /// How many planes turn fully within the context.
     pub turns: TurnsFinding,
     /// The cos/sin attention factor when it is not 1.
@@ -138,6 +301,37 @@ pub struct AuditFindings {
     pub precision: PrecisionFinding,
     /// Translation invariance in the verdict's dtype (absent without shifts).
     pub invariance: Option<InvarianceFinding>,
+}
+
+/// The audited length against the contexts the configuration states.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TrainedFinding {
+    /// The contexts.
+    pub trained: TrainedContext,
+    /// The limit (the larger of max_position_embeddings and the intended length).
+    pub limit: u64,
+    /// Whether L exceeds it.
+    pub beyond: bool,
+}
+
+/// LongRoPE's switch between factor lists.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LongropeFinding {
+    /// The list in use at L.
+    pub set: FactorSet,
+    /// The sequence length from which the long list applies.
+    pub switch_at: u64,
+}
+
+/// How far the scaled rotation drifts from the unscaled one.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DriftFinding {
+    /// The first position with similarity < 0.9.
+    pub first_below_0_9: Option<u64>,
+    /// Up to where it was searched.
+    pub searched_to: u64,
+    /// The similarity at the last audited position L−1.
+    pub at_last_position: f64,
 }
 
 /// Planes that complete a full turn within the context.
@@ -198,6 +392,14 @@ pub enum DecayFinding {
 pub struct MinBaseFinding {
     /// The base found.
     pub base: f64,
+    /// Which frequencies: `default`, or the scaling type's effective ones.
+    pub effective_type: Option<RopeType>,
+    /// The relative width of the passing island that starts at `base` (certified sweep).
+    pub island_rel_width: Option<f64>,
+    /// Whether `base` also passes in float32 (Su's table was computed in float32).
+    pub f32_passes: Option<bool>,
+    /// The first failing separation in float32, when it fails there.
+    pub f32_first_negative: Option<u64>,
     /// The rotary dimension it is for.
     pub rotary_dim: usize,
     /// The configured base and its ratio to `base`, when the set has a base.
@@ -244,7 +446,7 @@ pub struct DuplicateRow {
 }
 
 /// Translation invariance |S(i+t, j+t) − S(i, j)| in the verdict's dtype.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InvarianceFinding {
     /// The pipeline (the dtype's Hugging Face pipeline; f64 is the naive one).
     pub pipeline: Pipeline,
@@ -260,6 +462,10 @@ pub struct InvarianceFinding {
     pub worst_error: f64,
     /// The largest error of the accurately reduced f64 pipeline over all shifts.
     pub exact_error: f64,
+    /// The RMS of the exact scores the errors are relative to.
+    pub score_scale: f64,
+    /// The largest error of each buggy pipeline over all shifts (∞: positions overflowed).
+    pub buggy: Vec<(Pipeline, f64)>,
 }
 
 /// Audits a frequency set at context L. `omegas` (if given) keeps exact multiples of π exact
@@ -271,7 +477,7 @@ pub struct InvarianceFinding {
 /// use attnlab_core::position::frequencies::RotaryFrequencies;
 /// use attnlab_core::spectrum::{audit::{audit, AuditOptions}, Watch};
 /// let f = RotaryFrequencies::from_base(10000.0, 128).unwrap();
-/// let o = AuditOptions { context: 4096, dtype: Dtype::Bf16, tol: 1e-9, min_base: false, min_base_grid: 1.0005 };
+/// let o = AuditOptions { context: 4096, dtype: Dtype::Bf16, tol: 1e-9, min_base: false, min_base_grid: 1.0005, ..Default::default() };
 /// let r = audit(&f, None, &o, &Watch::default()).unwrap();
 /// assert_eq!(r.planes_full_turn, 46); // Liu et al. 2023: critical dimension 92 for Llama 2
 /// ```
@@ -305,6 +511,15 @@ pub fn audit(
         ));
     }
     let tau = std::f64::consts::TAU;
+    let scaling = opts.config.as_ref().map(|c| &c.scaling);
+    let regimes =
+        scaling.map(|sc| sc.regimes(freqs.base.unwrap_or(10000.0), freqs.rotary_dim, Some(l)));
+    // The default formula at the configured base: what a runtime that drops the scaling uses.
+    let unscaled: Option<Vec<f64>> = match (freqs.base, scaling) {
+        (Some(b), Some(_)) => Some(default_freqs(b, freqs.rotary_dim)),
+        (Some(b), None) if freqs.rope_type == "base" => Some(default_freqs(b, freqs.rotary_dim)),
+        _ => None,
+    };
     let planes: Vec<PlaneAudit> = freqs
         .inv_freq
         .iter()
@@ -312,6 +527,7 @@ pub fn audit(
         .enumerate()
         .map(|(index, (&w, &w32))| {
             let turns = (l - 1) as f64 * w.abs() / tau;
+            let u = unscaled.as_ref().and_then(|u| u.get(index).copied());
             PlaneAudit {
                 index,
                 inv_freq: w,
@@ -319,6 +535,19 @@ pub fn audit(
                 wavelength: tau / w.abs(),
                 turns_in_context: turns,
                 full_turn_in_context: turns >= 1.0,
+                regime: regimes
+                    .as_ref()
+                    .and_then(|r| r.planes.get(index).copied())
+                    .unwrap_or(if w == 0.0 {
+                        Regime::NotRotated
+                    } else {
+                        Regime::Unscaled
+                    }),
+                unscaled_wavelength: u.map(|u| tau / u),
+                division: match u {
+                    Some(u) if w != 0.0 => Some(u / w),
+                    Some(_) | None => None,
+                },
             }
         })
         .collect();
@@ -337,35 +566,118 @@ pub fn audit(
     watch.check("the audit")?;
     let resolution = resolve(&set, l, opts.tol)?;
     watch.check("the audit")?;
+    // What the slow planes resolve without the fastest k, and the signed criterion.
+    let mut by_speed: Vec<Omega> = set.clone();
+    by_speed.sort_by(|a, b| b.value().abs().total_cmp(&a.value().abs()));
+    let slow_plane_aliases: Vec<SlowPlaneAlias> = [1usize, 2, 4]
+        .iter()
+        .filter(|&&k| k < by_speed.len())
+        .map(|&k| {
+            let r = resolve(&by_speed[k..], l, opts.tol)?;
+            Ok(SlowPlaneAlias {
+                fastest_excluded: k,
+                first_separation: r.first_alias,
+                min_margin: r.min_margin,
+            })
+        })
+        .collect::<Result<_>>()?;
+    watch.check("the audit")?;
+    let signed_resolution = resolve(&set, 2 * l - 1, opts.tol).ok();
+    watch.check("the audit")?;
     let dec = decay(&freqs.inv_freq, l, 400)?;
     // The minimum base is defined for an even rotary dimension (default frequencies b^(−2k/d)).
-    let min_base_search =
-        if opts.min_base && freqs.rotary_dim.is_multiple_of(2) && freqs.rotary_dim > 0 {
-            Some(min_base_search(
-                freqs.rotary_dim,
-                l,
-                opts.min_base_grid,
-                watch,
-            )?)
-        } else {
-            None
-        };
+    let even = freqs.rotary_dim.is_multiple_of(2) && freqs.rotary_dim > 0;
+    let min_base_search = if let (true, Some(known)) = (opts.min_base, &opts.min_base_known) {
+        Some(known.clone())
+    } else if opts.min_base && even {
+        Some(match opts.min_base_method {
+            MinBaseMethod::CertifiedSweep => min_base_default(freqs.rotary_dim, l, watch)?,
+            MinBaseMethod::Grid => min_base_search(freqs.rotary_dim, l, opts.min_base_grid, watch)?,
+        })
+    } else {
+        None
+    };
     let min_base_for_context = min_base_search.as_ref().and_then(|m| m.base);
+    // The effective frequencies of an active scaling type, searched over the base.
+    let active = scaling.filter(|sc| {
+        !matches!(sc.rope_type(), RopeType::Default | RopeType::Mrope)
+            && unscaled.as_ref() != Some(&freqs.inv_freq)
+    });
+    let min_base_effective_search = match active {
+        Some(sc) if opts.min_base && even => {
+            let dim = freqs.rotary_dim;
+            let at = move |b: f64| sc.inv_freq_f64(b, dim, Some(l));
+            let exps = sc
+                .power_law()
+                .then(|| (0..dim / 2).map(|k| 2.0 * k as f64 / dim as f64).collect());
+            Some(min_base_certified(&at, exps, sc.name(), l, watch)?)
+        }
+        Some(_) | None => None,
+    };
+    let min_base_for_context_effective = min_base_effective_search.as_ref().and_then(|m| m.base);
     watch.check("the audit")?;
+    // The scaled rotation against the unscaled one.
+    let scaled_vs_unscaled = match (active, &unscaled) {
+        (Some(_), Some(u)) => Some(drift(&freqs.inv_freq, u, l)),
+        _ => None,
+    };
     let precision: BTreeMap<Dtype, DtypePrecision> = precision_all(freqs, l).into_iter().collect();
-    let cases = random_cases(freqs.inv_freq.len(), 8, 0, 1024);
-    let invariance = invariance_rows(freqs, &cases, &shift_grid(l.max(2) - 1));
-    let findings = findings(
-        freqs,
-        opts,
-        &planes,
+    let cases = random_cases(freqs.inv_freq.len(), INVARIANCE_DRAWS, 0, 1024);
+    let pipelines: Vec<Pipeline> = Pipeline::ALL.into_iter().chain(Pipeline::BUGGY).collect();
+    let invariance = invariance_rows_for(freqs, &cases, &shift_grid(l.max(2) - 1), &pipelines);
+    let invariance_score_scale = score_scale(freqs, &cases);
+    let trained_context = opts.config.as_ref().map(|c| c.trained);
+    let beyond_trained_context = trained_context.and_then(|t| t.limit).map(|lim| l > lim);
+    let (longrope_factor_set, longrope_switch_at) = match scaling {
+        Some(sc) if sc.rope_type() == RopeType::Longrope => {
+            let at = sc.switch_at();
+            (
+                at.map(|a| {
+                    if l >= a {
+                        FactorSet::Long
+                    } else {
+                        FactorSet::Short
+                    }
+                }),
+                at,
+            )
+        }
+        Some(_) | None => (None, None),
+    };
+    let scaling_bands = match (scaling, &regimes) {
+        (Some(sc), Some(r)) if !matches!(sc.rope_type(), RopeType::Default | RopeType::Mrope) => {
+            let n = |g: Regime| r.planes.iter().filter(|&&x| x == g).count();
+            Some(ScalingBands {
+                rope_type: sc.rope_type(),
+                kept: n(Regime::Kept),
+                blended: n(Regime::Blended),
+                divided: n(Regime::Divided),
+                rescaled: n(Regime::Rescaled),
+                not_rotated: n(Regime::NotRotated),
+                ramp: r.ramp.map(|(start, end)| Ramp { start, end }),
+            })
+        }
+        _ => None,
+    };
+    let softmax_scale_factor = freqs.softmax_scale_multiplier.unwrap_or(1.0);
+    let parts = Parts {
+        planes: &planes,
         planes_full_turn,
-        &resolution,
-        &dec,
-        min_base_for_context,
-        &precision,
-        &invariance,
-    );
+        resolution: &resolution,
+        signed: signed_resolution.as_ref(),
+        dec: &dec,
+        min_base: min_base_search.as_ref(),
+        min_base_effective: min_base_effective_search.as_ref(),
+        effective_type: active.map(RopeScaling::rope_type),
+        precision: &precision,
+        invariance: &invariance,
+        trained: trained_context,
+        softmax_scale_factor,
+        longrope: longrope_factor_set.zip(longrope_switch_at),
+        drift: scaled_vs_unscaled.as_ref(),
+        score_scale: invariance_score_scale,
+    };
+    let findings = findings(freqs, opts, &parts);
     Ok(AuditReport {
         findings,
         source: freqs.source.clone(),
@@ -375,7 +687,6 @@ pub fn audit(
         head_dim: freqs.head_dim,
         context: l,
         dtype: opts.dtype,
-        planes,
         attention_factor: freqs.attention_factor,
         planes_full_turn,
         dims_full_turn: 2 * planes_full_turn,
@@ -389,85 +700,165 @@ pub fn audit(
         decay_min_mean: dec.min_mean,
         decay_min_mean_at: dec.min_mean_at,
         decay_curve: dec.curve,
+        decay_bins: dec.bins,
         min_base_for_context,
         min_base_search,
         precision,
         invariance,
+        invariance_score_scale,
+        softmax_scale_factor,
+        longrope_factor_set,
+        longrope_switch_at,
+        trained_context,
+        beyond_trained_context,
+        scaling_bands,
+        scaled_vs_unscaled,
+        planes_without_full_turn: planes.len() - planes_full_turn,
+        planes,
+        slow_plane_aliases,
+        signed_resolution,
+        min_base_for_context_effective,
+        min_base_effective_search,
     })
 }
 
-/// The verdict's facts, taken from the computed parts (every number is one of theirs or a
-/// ratio of two of them).
-#[allow(clippy::too_many_arguments)]
-fn findings(
-    freqs: &RotaryFrequencies,
-    opts: &AuditOptions,
-    planes: &[PlaneAudit],
-    planes_full_turn: usize,
-    resolution: &Resolution,
-    dec: &Decay,
-    min_base: Option<f64>,
-    precision: &BTreeMap<Dtype, DtypePrecision>,
-    invariance: &[ShiftRow],
-) -> AuditFindings {
-    let turns = TurnsFinding {
-        planes: planes.len(),
-        full_turn: planes_full_turn,
-        wavelength_min: planes
+/// Positions where the scaled and unscaled rotations are compared.
+pub const DRIFT_POSITIONS: [u64; 5] = [0, 1000, 8192, 20000, 60000];
+
+/// The cosine similarity of the scaled and unscaled rotations of a q with equal norm in every
+/// plane, `mean_k cos(m·(ω_k − ω⁰_k))`, at [`DRIFT_POSITIONS`] and L − 1, and the first
+/// position below 0.9 (searched up to max(L, 2²⁰) by the recurrence of [`scan_b_step`] on the
+/// frequency differences).
+fn drift(scaled: &[f64], unscaled: &[f64], l: u64) -> ScaledVsUnscaled {
+    let n = scaled.len().max(1) as f64;
+    let at = |m: u64| -> f64 {
+        let mf = m as f64;
+        scaled
             .iter()
-            .map(|p| p.wavelength)
-            .fold(f64::INFINITY, f64::min),
-        wavelength_max: planes.iter().map(|p| p.wavelength).fold(0.0, f64::max),
+            .zip(unscaled)
+            .map(|(&w, &u)| {
+                let d = turns_nearest(mf, w) - turns_nearest(mf, u);
+                (std::f64::consts::TAU * d).cos()
+            })
+            .sum::<f64>()
+            / n
     };
-    let resolution = match (
-        resolution.first_alias,
-        resolution.min_margin,
-        resolution.margin_at,
-    ) {
-        (Some(separation), _, _) => ResolutionFinding::Aliases {
-            separation,
-            tol: opts.tol,
-        },
+    let mut cosine: Vec<(u64, f64)> = DRIFT_POSITIONS.iter().map(|&m| (m, at(m))).collect();
+    if !DRIFT_POSITIONS.contains(&(l - 1)) {
+        cosine.push((l - 1, at(l - 1)));
+        cosine.sort_by_key(|&(m, _)| m);
+    }
+    let diff: Vec<f64> = scaled.iter().zip(unscaled).map(|(w, u)| w - u).collect();
+    let searched_to = l.max(1 << 20);
+    let mut first = None;
+    scan_b_step(&diff, 0, searched_to, 1, |m, b| {
+        if b / n < 0.9 {
+            first = Some(m);
+            false
+        } else {
+            true
+        }
+    });
+    ScaledVsUnscaled {
+        cosine,
+        first_below_0_9: first,
+        searched_to,
+    }
+}
+
+/// The computed parts the findings are taken from.
+struct Parts<'a> {
+    planes: &'a [PlaneAudit],
+    planes_full_turn: usize,
+    resolution: &'a Resolution,
+    signed: Option<&'a Resolution>,
+    dec: &'a Decay,
+    min_base: Option<&'a MinBase>,
+    min_base_effective: Option<&'a MinBase>,
+    effective_type: Option<RopeType>,
+    precision: &'a BTreeMap<Dtype, DtypePrecision>,
+    invariance: &'a [ShiftRow],
+    trained: Option<TrainedContext>,
+    softmax_scale_factor: f64,
+    longrope: Option<(FactorSet, u64)>,
+    drift: Option<&'a ScaledVsUnscaled>,
+    score_scale: f64,
+}
+
+fn resolution_finding(r: &Resolution, tol: f64) -> ResolutionFinding {
+    match (r.first_alias, r.min_margin, r.margin_at) {
+        (Some(separation), _, _) => ResolutionFinding::Aliases { separation, tol },
         (None, Some(margin), Some(closest_separation)) => ResolutionFinding::Resolves {
             closest_separation,
             margin,
         },
         (None, None, _) | (None, Some(_), None) => ResolutionFinding::NoSeparation,
+    }
+}
+
+/// The verdict's facts, taken from the computed parts (every number is one of theirs or a
+/// ratio of two of them).
+fn findings(freqs: &RotaryFrequencies, opts: &AuditOptions, p: &Parts) -> AuditFindings {
+    let planes = p.planes;
+    let turns = TurnsFinding {
+        planes: planes.len(),
+        full_turn: p.planes_full_turn,
+        wavelength_min: planes
+            .iter()
+            .map(|p| p.wavelength)
+            .fold(f64::INFINITY, f64::min),
+        wavelength_max: planes
+            .iter()
+            .map(|p| p.wavelength)
+            .filter(|w| w.is_finite())
+            .fold(0.0, f64::max),
     };
-    let decay = match dec.first_negative {
+    let resolution = resolution_finding(p.resolution, opts.tol);
+    let decay = match p.dec.first_negative {
         Some(first_negative) => DecayFinding::Fails { first_negative },
         None => DecayFinding::Holds {
-            min_mean: dec.min_mean,
-            at: dec.min_mean_at,
+            min_mean: p.dec.min_mean,
+            at: p.dec.min_mean_at,
         },
     };
     let ratio = |base: f64, b: f64| BaseRatio {
         base,
         ratio: base / b,
     };
-    let min_base = min_base.map(|b| MinBaseFinding {
-        base: b,
-        rotary_dim: freqs.rotary_dim,
-        configured: freqs.base.map(|cb| ratio(cb, b)),
-        effective: match (freqs.base, freqs.effective_base) {
-            (Some(cb), Some(eb)) if eb != cb => Some(ratio(eb, b)),
-            (Some(_) | None, Some(_) | None) => None,
-        },
-    });
-    let p = &precision[&opts.dtype];
+    let finding = |m: &MinBase, effective_type: Option<RopeType>| {
+        m.base.map(|b| MinBaseFinding {
+            base: b,
+            effective_type,
+            island_rel_width: m.island.map(|i| i.rel_width),
+            f32_passes: m.f32_check.map(|c| c.passes),
+            f32_first_negative: m.f32_check.and_then(|c| c.first_negative),
+            rotary_dim: freqs.rotary_dim,
+            configured: freqs.base.map(|cb| ratio(cb, b)),
+            effective: match (freqs.base, freqs.effective_base) {
+                (Some(cb), Some(eb)) if eb != cb => Some(ratio(eb, b)),
+                (Some(_) | None, Some(_) | None) => None,
+            },
+        })
+    };
+    let min_base = p.min_base.and_then(|m| finding(m, None));
+    let min_base_effective = p
+        .min_base_effective
+        .and_then(|m| finding(m, p.effective_type));
+    let pr = &p.precision[&opts.dtype];
     let precision = PrecisionFinding {
         dtype: opts.dtype,
-        distinct_positions: p.distinct_positions,
-        exact_up_to: p.first_inexact_position.map(|x| x - 1),
-        overflow_from: p.first_overflow_position,
-        f32_distinct_positions: precision[&Dtype::F32].distinct_positions,
-        distinct_rows: p.distinct_rows,
-        first_duplicate: p.first_duplicate_row.map(|position| DuplicateRow {
+        distinct_positions: pr.distinct_positions,
+        exact_up_to: pr.first_inexact_position.map(|x| x - 1),
+        overflow_from: pr.first_overflow_position,
+        f32_distinct_positions: p.precision[&Dtype::F32].distinct_positions,
+        distinct_rows: pr.distinct_rows,
+        first_duplicate: pr.first_duplicate_row.map(|position| DuplicateRow {
             position,
-            repeats: p.first_duplicate_of.unwrap_or(0),
+            repeats: pr.first_duplicate_of.unwrap_or(0),
         }),
     };
     let pipeline = Pipeline::of(opts.dtype);
+    let invariance = p.invariance;
     let worst = invariance
         .iter()
         .max_by(|x, y| x.errors[&pipeline].total_cmp(&y.errors[&pipeline]));
@@ -483,11 +874,46 @@ fn findings(
                 .iter()
                 .map(|r| r.errors[&Pipeline::F64Exact])
                 .fold(0.0, f64::max),
+            score_scale: p.score_scale,
+            buggy: Pipeline::BUGGY
+                .iter()
+                .filter_map(|b| {
+                    invariance
+                        .iter()
+                        .filter_map(|r| r.errors.get(b))
+                        .copied()
+                        .reduce(f64::max)
+                        .map(|e| (*b, e))
+                })
+                .collect(),
         }),
         _ => None,
     };
+    let trained = p.trained.and_then(|t| {
+        t.limit.map(|limit| TrainedFinding {
+            trained: t,
+            limit,
+            beyond: opts.context > limit,
+        })
+    });
     AuditFindings {
         context: opts.context,
+        trained,
+        softmax_scale_factor: (p.softmax_scale_factor != 1.0).then_some(p.softmax_scale_factor),
+        longrope: p
+            .longrope
+            .map(|(set, switch_at)| LongropeFinding { set, switch_at }),
+        scaled_vs_unscaled: p.drift.map(|d| DriftFinding {
+            first_below_0_9: d.first_below_0_9,
+            searched_to: d.searched_to,
+            at_last_position: d
+                .cosine
+                .iter()
+                .find(|&&(m, _)| m == opts.context - 1)
+                .map_or(1.0, |&(_, c)| c),
+        }),
+        signed: p.signed.map(|r| resolution_finding(r, opts.tol)),
+        min_base_effective,
         turns,
         attention_factor: (freqs.attention_factor != 1.0).then_some(freqs.attention_factor),
         resolution,
@@ -510,6 +936,7 @@ mod tests {
             tol: 1e-9,
             min_base: false,
             min_base_grid: 1.0005,
+            ..Default::default()
         };
         let f = RotaryFrequencies::from_base(10000.0, 1024).unwrap();
         let e = audit(&f, None, &o(1 << 24), &Watch::default())
@@ -536,6 +963,7 @@ mod tests {
             tol: 1e-9,
             min_base: false,
             min_base_grid: 1.0005,
+            ..Default::default()
         };
         let r = audit(&f, None, &o, &Watch::default()).unwrap();
         assert_eq!((r.planes_full_turn, r.dims_full_turn), (46, 92));

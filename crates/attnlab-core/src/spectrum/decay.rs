@@ -169,8 +169,24 @@ pub struct Decay {
     pub min_mean: f64,
     /// Where that minimum occurs.
     pub min_mean_at: u64,
-    /// (m, B(m)/planes) on ~`samples` points (every m up to 256, then log-spaced), for plots.
+    /// (m, B(m)/planes) on ~`samples` points (every m up to 256, then log-spaced).
     pub curve: Vec<(u64, f64)>,
+    /// The minimum of B(m)/planes over each bin between consecutive sample points (every m is
+    /// in one bin): what the decay chart plots, so a narrow dip between samples is not lost.
+    pub bins: Vec<DecayBin>,
+}
+
+/// The smallest B(m)/planes over the separations `from..to` of one bin.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DecayBin {
+    /// First separation of the bin.
+    pub from: u64,
+    /// One past the last separation of the bin.
+    pub to: u64,
+    /// min over the bin of B(m)/planes.
+    pub min_mean: f64,
+    /// Where.
+    pub at: u64,
 }
 
 /// Scans B(m) over the whole context (one pass, O(L·planes)).
@@ -197,6 +213,7 @@ pub fn decay(ws: &[f64], context: u64, samples: usize) -> Result<Decay> {
     }
     let (mut first, mut min, mut at) = (None, f64::INFINITY, 0);
     let mut curve = Vec::with_capacity(marks.len());
+    let mut bins: Vec<DecayBin> = Vec::with_capacity(marks.len());
     let mut next = 0;
     scan_b(ws, 0, context, |m, b| {
         if m >= 1 && b < 0.0 && first.is_none() {
@@ -207,7 +224,18 @@ pub fn decay(ws: &[f64], context: u64, samples: usize) -> Result<Decay> {
         }
         if next < marks.len() && marks[next] == m {
             curve.push((m, b / n));
+            let to = marks.get(next + 1).copied().unwrap_or(context);
+            bins.push(DecayBin {
+                from: m,
+                to,
+                min_mean: b / n,
+                at: m,
+            });
             next += 1;
+        } else if let Some(bin) = bins.last_mut() {
+            if b / n < bin.min_mean {
+                (bin.min_mean, bin.at) = (b / n, m);
+            }
         }
         true
     });
@@ -216,6 +244,7 @@ pub fn decay(ws: &[f64], context: u64, samples: usize) -> Result<Decay> {
         min_mean: min / n,
         min_mean_at: at,
         curve,
+        bins,
     })
 }
 
@@ -226,22 +255,100 @@ pub fn default_freqs(base: f64, dim: usize) -> Vec<f64> {
         .collect()
 }
 
-/// The result of [`min_base_for_context`].
+crate::choice! {
+    /// How the smallest passing base was searched.
+    pub enum MinBaseMethod("minimum-base method") {
+        /// The certified sweep of [`super::min_base`]: every base below the answer is proven to
+        /// fail, so no island of passing bases is stepped over.
+        CertifiedSweep = "certified_sweep",
+        /// The earlier log-grid scan (coarse grid, fine grid, bisection): can step over islands
+        /// narrower than its grid; kept for comparison (`min_base_grid`).
+        Grid = "grid",
+    }
+}
+
+/// The result of a minimum-base search ([`min_base_for_context`], [`min_base_search`],
+/// [`min_base_certified`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MinBase {
     /// The smallest base found with B_b(m) ≥ 0 for all m in 0..L−1 (null if none ≤ 1e15).
     pub base: Option<f64>,
     /// The largest base below it known to fail (the bracket's lower end).
     pub failing_below: Option<f64>,
-    /// Ratio of consecutive points of the coarse log grid.
-    pub coarse_ratio: f64,
-    /// Ratio of the fine grid scanned inside the first coarse bracket.
-    pub fine_ratio: f64,
-    /// Relative width of the final bisection bracket.
+    /// How it was searched.
+    pub method: MinBaseMethod,
+    /// Which frequencies the base generates: `default` (b^(−2k/d)) or the configuration's rope
+    /// type with its parameters (the effective frequencies of a scaled type).
+    pub family: String,
+    /// Ratio of consecutive points of the coarse log grid (grid method; null for the sweep).
+    pub coarse_ratio: Option<f64>,
+    /// Ratio of the fine grid scanned inside the first coarse bracket (grid method).
+    pub fine_ratio: Option<f64>,
+    /// Relative width of the final bracket (grid: bisection to 1e-5; sweep: its smallest
+    /// proven step, 1e-10).
     pub rel_precision: f64,
-    /// Number of bases the search evaluates: the coarse grid points up to the answer, the fine
-    /// grid and the bisection (the same for any number of threads).
+    /// Number of bases the search evaluates (grid: grid points, fine grid and bisection;
+    /// sweep: proven intervals plus complete scans) — the same for any number of threads.
     pub evaluations: usize,
+    /// The island of passing bases the answer begins (sweep only).
+    pub island: Option<super::min_base::Island>,
+    /// Complete scans of 1..L the sweep needed (sweep only).
+    pub full_scans: Option<usize>,
+    /// Steps of relative width 1e-10 the sweep took without proof, and their total width in
+    /// ln b (sweep only; an island inside them could be missed).
+    pub unproven_steps: Option<usize>,
+    /// Total width (in ln b) of the unproven steps.
+    pub unproven_width: Option<f64>,
+    /// The float32 verdict of the answer (sweep only): Su's table was computed in float32.
+    pub f32_check: Option<super::min_base::F32Check>,
+}
+
+/// The smallest base of a frequency family by the certified sweep ([`super::min_base`]),
+/// named `family`. With `exponents` (power-law families ω_k = c_k·b^(−e_k)) every step is
+/// proven by a second-order bound; otherwise by interval bounds (slower).
+///
+/// # Errors
+/// `context == 0`; [`crate::ErrorKind::Cancelled`] once `watch` says so.
+pub fn min_base_certified(
+    at: &(dyn Fn(f64) -> Vec<f64> + Sync),
+    exponents: Option<Vec<f64>>,
+    family: &str,
+    context: u64,
+    watch: &Watch,
+) -> Result<MinBase> {
+    let fam = super::min_base::Family { at, exponents };
+    let s = super::min_base::certified_min_base(&fam, context, watch)?;
+    Ok(MinBase {
+        base: s.base,
+        failing_below: s.failing_below,
+        method: MinBaseMethod::CertifiedSweep,
+        family: family.to_string(),
+        coarse_ratio: None,
+        fine_ratio: None,
+        rel_precision: super::min_base::H_MIN,
+        evaluations: s.proven_steps + s.full_scans,
+        island: s.island,
+        full_scans: Some(s.full_scans),
+        unproven_steps: Some(s.unproven_steps),
+        unproven_width: Some(s.unproven_width),
+        f32_check: s.f32_check,
+    })
+}
+
+/// [`min_base_certified`] for the default frequencies b^(−2k/d).
+///
+/// # Errors
+/// `dim` odd or zero; as [`min_base_certified`].
+pub fn min_base_default(dim: usize, context: u64, watch: &Watch) -> Result<MinBase> {
+    if dim == 0 || !dim.is_multiple_of(2) {
+        return Err(Error::invalid(
+            "rotary dimension",
+            dim,
+            "an even number ≥ 2",
+        ));
+    }
+    let (at, exps) = super::min_base::default_family(dim);
+    min_base_certified(&at, Some(exps), "default", context, watch)
 }
 
 /// Evaluations of B per parallel block of [`negative_in`] (about 4 ms for 64 planes in release).
@@ -382,9 +489,11 @@ fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bo
 }
 
 /// The smallest base b (for rotary dimension `dim`, frequencies b^(−2k/d)) with
-/// `B_b(m) = Σ_k cos(m·b^(−2k/d)) ≥ 0` for every m in 0..L−1.
+/// `B_b(m) = Σ_k cos(m·b^(−2k/d)) ≥ 0` for every m in 0..L−1, by the certified sweep of
+/// [`super::min_base`] (which cannot step over an island of passing bases).
 ///
-/// The criterion is not monotone in b: the passing bases form narrow islands (for d = 128,
+/// The earlier grid search ([`min_base_for_context_on_grid`], [`min_base_search`]) is kept for
+/// comparison; its description follows. The criterion is not monotone in b: the passing bases form narrow islands (for d = 128,
 /// L = 1024: [4294.6, 4332.6), then [5603.5, 5645.4), …; at L = 4096 one island is only 0.07%
 /// wide), so bisection over a wide range is wrong. Search:
 /// 1. a coarse log grid b = 2·r^i, r = `coarse_ratio` (default 1.0005, i.e. 0.05%), in increasing order,
@@ -411,7 +520,20 @@ pub fn min_base_for_context(
     context: u64,
     progress: impl FnMut(f64) + Send,
 ) -> Result<MinBase> {
-    min_base_for_context_on_grid(dim, context, DEFAULT_GRID_RATIO, progress)
+    let progress = std::sync::Mutex::new(progress);
+    let report = |f: f64| {
+        if let Ok(mut p) = progress.try_lock() {
+            (*p)(f);
+        }
+    };
+    min_base_default(
+        dim,
+        context,
+        &Watch {
+            progress: &report,
+            cancelled: &|| false,
+        },
+    )
 }
 
 /// Finest coarse grid ratio accepted (0.01%): five times the default's cost; a ratio closer to 1
@@ -492,28 +614,27 @@ pub fn min_base_search(dim: usize, context: u64, grid: f64, watch: &Watch) -> Re
         None => Some(grid_base(coarse, last_grid_index(coarse))),
     };
     let found = found.map(|i| grid_base(coarse, i));
+    let grid = |base: Option<f64>, failing_below: Option<f64>, evaluations: usize| MinBase {
+        base,
+        failing_below,
+        method: MinBaseMethod::Grid,
+        family: "default".into(),
+        coarse_ratio: Some(coarse),
+        fine_ratio: Some(fine),
+        rel_precision: rel,
+        evaluations,
+        island: None,
+        full_scans: None,
+        unproven_steps: None,
+        unproven_width: None,
+        f32_check: None,
+    };
     let Some(mut good) = found else {
-        return Ok(MinBase {
-            base: None,
-            failing_below: prev,
-            coarse_ratio: coarse,
-            fine_ratio: fine,
-            rel_precision: rel,
-            evaluations: evals,
-        });
+        return Ok(grid(None, prev, evals));
     };
     let mut bad = match prev {
         Some(p) => p,
-        None => {
-            return Ok(MinBase {
-                base: Some(good),
-                failing_below: None,
-                coarse_ratio: coarse,
-                fine_ratio: fine,
-                rel_precision: rel,
-                evaluations: evals,
-            });
-        }
+        None => return Ok(grid(Some(good), None, evals)),
     };
     // Fine grid inside (bad, good].
     let mut x = bad * fine;
@@ -538,14 +659,7 @@ pub fn min_base_search(dim: usize, context: u64, grid: f64, watch: &Watch) -> Re
         }
     }
     (watch.progress)(1.0);
-    Ok(MinBase {
-        base: Some(good),
-        failing_below: Some(bad),
-        coarse_ratio: coarse,
-        fine_ratio: fine,
-        rel_precision: rel,
-        evaluations: evals,
-    })
+    Ok(grid(Some(good), Some(bad), evals))
 }
 
 #[cfg(test)]

@@ -116,6 +116,73 @@ pub fn pipeline_score(
     acc as f64
 }
 
+/// The score as one of the [`Pipeline::BUGGY`] pipelines computes it: the f32 pipeline of
+/// [`pipeline_score`] with the angle formed as the bug forms it — `inv_freq` rounded to bf16
+/// (`Bf16InvFreq`), position, inv_freq and product rounded to bf16 (`Bf16Angles`), or the
+/// position cast to f16 (`F16Positions`; ∞ from 65520 on, which makes the score NaN, reported
+/// as an infinite error). For the other pipelines it is [`pipeline_score`].
+pub fn pipeline_score_as(
+    freqs: &RotaryFrequencies,
+    q: &[f64],
+    k: &[f64],
+    i: u64,
+    j: u64,
+    pipeline: Pipeline,
+) -> f64 {
+    let angle: fn(u64, f32) -> f32 = match pipeline {
+        Pipeline::Bf16InvFreq => |m, w| (m as f32) * (Dtype::Bf16.round_f32(w) as f32),
+        Pipeline::Bf16Angles => |m, w| {
+            let b = |x: f32| Dtype::Bf16.round_f32(x) as f32;
+            b(b(m as f32) * b(w))
+        },
+        Pipeline::F16Positions => |m, w| (Dtype::F16.round(m as f64) as f32) * w,
+        Pipeline::F64Exact => {
+            return score_absolute(&freqs.inv_freq, q, k, i as f64, j as f64);
+        }
+        Pipeline::F64 => return pipeline_score(freqs, q, k, i, j, Dtype::F64),
+        Pipeline::F32 => return pipeline_score(freqs, q, k, i, j, Dtype::F32),
+        Pipeline::Bf16 => return pipeline_score(freqs, q, k, i, j, Dtype::Bf16),
+        Pipeline::F16 => return pipeline_score(freqs, q, k, i, j, Dtype::F16),
+    };
+    let p = freqs.inv_freq.len();
+    let af32 = freqs.attention_factor as f32;
+    let cs = |m: u64, n: usize| -> (f64, f64) {
+        let a = angle(m, freqs.inv_freq_f32[n]) as f64;
+        (
+            (a.cos() as f32 * af32) as f64,
+            (a.sin() as f32 * af32) as f64,
+        )
+    };
+    let r = |x: f64| x as f32 as f64;
+    let rotate = |a: f64, b: f64, c: f64, s: f64| -> (f64, f64) {
+        let (a, b) = (r(a), r(b));
+        (r(r(a * c) + r(-b * s)), r(r(b * c) + r(a * s)))
+    };
+    let mut acc = 0.0f32;
+    for n in 0..p {
+        let (ci, si) = cs(i, n);
+        let (cj, sj) = cs(j, n);
+        let (q1, q2) = rotate(q[n], q[n + p], ci, si);
+        let (k1, k2) = rotate(k[n], k[n + p], cj, sj);
+        acc += (q1 * k1) as f32;
+        acc += (q2 * k2) as f32;
+    }
+    acc as f64
+}
+
+/// The scale the invariance errors are relative to: the root mean square of the exact scores
+/// `(R(iω)q)ᵀ(R(jω)k)` of the cases (≈ √(2·planes) for standard-normal q, k).
+pub fn score_scale(freqs: &RotaryFrequencies, cases: &[(Vec<f64>, Vec<f64>, u64, u64)]) -> f64 {
+    if cases.is_empty() {
+        return 0.0;
+    }
+    let sum: f64 = cases
+        .iter()
+        .map(|(q, k, i, j)| score_absolute(&freqs.inv_freq, q, k, *i as f64, *j as f64).powi(2))
+        .sum();
+    (sum / cases.len() as f64).sqrt()
+}
+
 /// Draws a standard-normal vector of length `n` from a ChaCha8 stream.
 fn normal_vec(rng: &mut ChaCha8Rng, n: usize) -> Vec<f64> {
     (0..n)
@@ -146,6 +213,15 @@ crate::choice! {
         Bf16 = "bf16",
         /// Hugging Face's pipeline with cos/sin and the rotation in float16.
         F16 = "f16",
+        /// A bug users hit: the f32 pipeline with `inv_freq` rounded to bfloat16 first
+        /// (transformers #29496, sglang-jax #1472, candle #3520).
+        Bf16InvFreq = "bf16_inv_freq",
+        /// A bug users hit: the angles m·ω computed in bfloat16 (positions and inv_freq cast
+        /// to bf16, the product rounded to bf16) under autocast (transformers PR #29285).
+        Bf16Angles = "bf16_angles",
+        /// A bug users hit: positions cast to float16 before the product (Megatron-LM #535:
+        /// ids collide from 2049 on and overflow from 65520).
+        F16Positions = "f16_positions",
     }
 }
 
@@ -157,6 +233,14 @@ impl Pipeline {
         Pipeline::F32,
         Pipeline::Bf16,
         Pipeline::F16,
+    ];
+
+    /// The buggy pipelines users hit, modelled next to the correct ones (each is the f32
+    /// pipeline with one cast in the wrong place).
+    pub const BUGGY: [Pipeline; 3] = [
+        Pipeline::Bf16InvFreq,
+        Pipeline::Bf16Angles,
+        Pipeline::F16Positions,
     ];
 
     /// The pipeline a dtype's model runs (f64: the naive one).
@@ -231,19 +315,31 @@ pub fn shift_grid(max_shift: u64) -> Vec<u64> {
     out
 }
 
-/// Translation-invariance errors: for each shift t of `shifts` and each pipeline, the largest
-/// |S(i+t, j+t) − S(i, j)| over `qk` (pairs of vectors with base positions).
+/// Translation-invariance errors: for each shift t of `shifts` and each pipeline of
+/// [`Pipeline::ALL`], the largest |S(i+t, j+t) − S(i, j)| over `qk` (pairs of vectors with base
+/// positions).
 pub fn invariance_rows(
     freqs: &RotaryFrequencies,
     cases: &[(Vec<f64>, Vec<f64>, u64, u64)],
     shifts: &[u64],
+) -> Vec<ShiftRow> {
+    invariance_rows_for(freqs, cases, shifts, &Pipeline::ALL)
+}
+
+/// [`invariance_rows`] for a chosen list of pipelines (the audit adds [`Pipeline::BUGGY`]). A
+/// NaN score (f16 positions overflowing) is an infinite error.
+pub fn invariance_rows_for(
+    freqs: &RotaryFrequencies,
+    cases: &[(Vec<f64>, Vec<f64>, u64, u64)],
+    shifts: &[u64],
+    pipelines: &[Pipeline],
 ) -> Vec<ShiftRow> {
     let omegas = &freqs.inv_freq;
     shifts
         .iter()
         .map(|&t| {
             let mut errors = BTreeMap::new();
-            for pipeline in Pipeline::ALL {
+            for &pipeline in pipelines {
                 let mut worst = 0.0f64;
                 for (q, k, i, j) in cases {
                     let e = match pipeline {
@@ -257,13 +353,23 @@ pub fn invariance_rows(
                                 Pipeline::F32 => Dtype::F32,
                                 Pipeline::Bf16 => Dtype::Bf16,
                                 Pipeline::F16 => Dtype::F16,
-                                Pipeline::F64 | Pipeline::F64Exact => Dtype::F64,
+                                Pipeline::F64
+                                | Pipeline::F64Exact
+                                | Pipeline::Bf16InvFreq
+                                | Pipeline::Bf16Angles
+                                | Pipeline::F16Positions => Dtype::F64,
                             };
                             let a = pipeline_score(freqs, q, k, i + t, j + t, d);
                             let b = pipeline_score(freqs, q, k, *i, *j, d);
                             (a - b).abs()
                         }
+                        Pipeline::Bf16InvFreq | Pipeline::Bf16Angles | Pipeline::F16Positions => {
+                            let a = pipeline_score_as(freqs, q, k, i + t, j + t, pipeline);
+                            let b = pipeline_score_as(freqs, q, k, *i, *j, pipeline);
+                            (a - b).abs()
+                        }
                     };
+                    let e = if e.is_nan() { f64::INFINITY } else { e };
                     worst = worst.max(e);
                 }
                 errors.insert(pipeline, worst);

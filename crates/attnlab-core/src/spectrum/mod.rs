@@ -13,6 +13,7 @@ pub mod angle;
 pub mod audit;
 pub mod decay;
 pub mod identity;
+pub mod min_base;
 pub mod period;
 pub mod precision;
 pub mod resolve;
@@ -82,6 +83,7 @@ mod tests {
             tol: resolve::DEFAULT_TOL,
             min_base: true,
             min_base_grid: decay::DEFAULT_GRID_RATIO,
+            ..Default::default()
         };
         let run = || {
             let min_base = decay::min_base_for_context_on_grid(16, 512, 1.0005, |_| {}).unwrap();

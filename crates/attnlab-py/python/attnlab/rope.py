@@ -72,18 +72,22 @@ def _context(context: Optional[int]) -> Optional[int]:
     return int(context)
 
 
-def inv_freq(config: Config, *, context: Optional[int] = None) -> np.ndarray:
+def inv_freq(config: Config, *, context: Optional[int] = None, layer_type: Optional[str] = None) -> np.ndarray:
     """The rotary frequencies ``inv_freq`` (float32, one per rotary plane) exactly as
     transformers' ``<Model>RotaryEmbedding`` builds them: at initialisation, or at sequence
-    length ``context`` for the types that depend on it (dynamic NTK, LongRoPE)."""
-    f32, _f64, _factor = _attnlab.rope_frequencies(_json.dumps(_source(config)), _context(context))
+    length ``context`` for the types that depend on it (dynamic NTK, LongRoPE). For a model with
+    several rope sets (Gemma-3's sliding and full-attention layers), ``layer_type`` chooses one
+    (default: the full-attention set)."""
+    f32, _f64, _factor = _attnlab.rope_frequencies(
+        _json.dumps(_source(config)), _context(context), layer_type
+    )
     return f32
 
 
-def attention_factor(config: Config) -> float:
+def attention_factor(config: Config, *, layer_type: Optional[str] = None) -> float:
     """The factor transformers multiplies cos and sin by (YaRN's / LongRoPE's temperature;
-    1.0 for the other rope types)."""
-    _f32, _f64, factor = _attnlab.rope_frequencies(_json.dumps(_source(config)), None)
+    1.0 for the other rope types), of the set of ``layer_type`` for models with several."""
+    _f32, _f64, factor = _attnlab.rope_frequencies(_json.dumps(_source(config)), None, layer_type)
     return factor
 
 

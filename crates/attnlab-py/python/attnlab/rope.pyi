@@ -8,10 +8,15 @@ import numpy as np
 Config = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 Omega = Union[float, str]
 
-def inv_freq(config: Config, *, context: Optional[int] = ...) -> np.ndarray:
-    """transformers' float32 ``inv_freq`` for the config (at sequence length ``context``)."""
+def inv_freq(
+    config: Config, *, context: Optional[int] = ..., layer_type: Optional[str] = ...
+) -> np.ndarray:
+    """transformers' float32 ``inv_freq`` for the config (at sequence length ``context``; of
+    the rope set of ``layer_type`` for models with several): bit for bit what transformers
+    computes on torch's scalar kernels (within 1 ulp on its AVX2 kernels, whose ``pow`` is not
+    always correctly rounded)."""
 
-def attention_factor(config: Config) -> float:
+def attention_factor(config: Config, *, layer_type: Optional[str] = ...) -> float:
     """The factor transformers multiplies cos and sin by."""
 
 def audit(

@@ -9,13 +9,16 @@ use super::rope_common::{count, notes};
 use super::table;
 
 /// The column heading of a pipeline.
-fn heading(p: Pipeline) -> &'static str {
+pub(crate) fn heading(p: Pipeline) -> &'static str {
     match p {
         Pipeline::F64Exact => "f64 exact",
         Pipeline::F64 => "f64 naive",
         Pipeline::F32 => "f32",
         Pipeline::Bf16 => "bf16",
         Pipeline::F16 => "f16",
+        Pipeline::Bf16InvFreq => "f32, inv_freq in bf16 (bug)",
+        Pipeline::Bf16Angles => "f32, angles in bf16 (bug)",
+        Pipeline::F16Positions => "f32, positions in f16 (bug)",
     }
 }
 

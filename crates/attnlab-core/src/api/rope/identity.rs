@@ -86,13 +86,19 @@ impl IdentityReport {
 
 /// One curve per pipeline (f64 exact, f64, f32, bf16, f16): error vs shift.
 pub(crate) fn invariance_series(rows: &[ShiftRow]) -> Vec<Series> {
-    Pipeline::ALL
+    let pipelines: Vec<Pipeline> = rows
+        .first()
+        .map(|r| r.errors.keys().copied().collect())
+        .unwrap_or_else(|| Pipeline::ALL.to_vec());
+    pipelines
         .iter()
         .map(|&p| Series {
             name: crate::choice::Choice::name(p).to_string(),
+            // Infinite errors (overflowing positions) and zeros have no place on a log axis.
             points: rows
                 .iter()
-                .map(|row| (row.shift as f64, row.errors[&p]))
+                .filter_map(|row| row.errors.get(&p).map(|&e| (row.shift as f64, e)))
+                .filter(|&(_, e)| e.is_finite() && e > 0.0)
                 .collect(),
             markers: true,
         })

@@ -173,7 +173,9 @@ impl FrequencySource {
 }
 
 impl Frequencies {
-    /// The context L: `context`, else the config's `max_position_embeddings`; a config's
+    /// The context L: `context`, else the config's default context
+    /// ([`RopeConfig::default_context`]: `max_position_embeddings`, or factor × original when a
+    /// scaling type states a larger intended length); a config's
     /// frequencies are re-evaluated at that sequence length (dynamic NTK and LongRoPE depend on
     /// it). `cap` is the command's largest context, checked here too so that a config's huge
     /// `max_position_embeddings` gets a message that names it and asks for `--context`.
@@ -184,7 +186,11 @@ impl Frequencies {
         let l = match context {
             Some(c) => c.get(),
             None => {
-                let l = self.freqs.context.ok_or_else(|| {
+                let l = match &self.config {
+                    Some(c) => c.default_context(),
+                    None => self.freqs.context,
+                };
+                let l = l.ok_or_else(|| {
                     Error::invalid(
                         "context",
                         "missing",
@@ -194,7 +200,7 @@ impl Frequencies {
                 if l > cap {
                     return Err(Error::invalid(
                         "context",
-                        format!("{l} (the config's max_position_embeddings)"),
+                        format!("{l} (the config's max_position_embeddings or intended length)"),
                         format!("an explicit --context L with L ≤ {cap} for this command"),
                     ));
                 }
@@ -326,6 +332,10 @@ mod tests {
         let mut f = src.load(&ctx, None).unwrap();
         assert_eq!(f.at_context(None, 1 << 20).unwrap(), 256);
         assert_eq!(f.freqs.rotary_dim, 64);
-        assert_eq!(f.notes(), ["no rope_theta: class default 10000"]);
+        // The class default of LlamaConfig, named with the transformers version it comes from.
+        assert_eq!(
+            f.notes(),
+            ["no rope_theta: class default 10000 of model type llama (transformers 5.24.0)"]
+        );
     }
 }

@@ -1,10 +1,11 @@
 //! Sentences of the rope commands (`rope identity|score|period|resolve|audit`), written from
 //! their typed reports.
 
+use crate::position::frequencies::RopeType;
 use crate::present::number::{sci, short, sig};
 use crate::spectrum::audit::{
-    AuditFindings, DecayFinding, InvarianceFinding, MinBaseFinding, PrecisionFinding,
-    ResolutionFinding, TurnsFinding,
+    AuditFindings, DecayFinding, DriftFinding, FactorSet, InvarianceFinding, LongropeFinding,
+    MinBaseFinding, PrecisionFinding, ResolutionFinding, TrainedFinding, TurnsFinding,
 };
 use crate::spectrum::period::PeriodReport;
 use crate::spectrum::resolve::Resolution;
@@ -33,26 +34,216 @@ fn separations(n: u64) -> String {
     }
 }
 
+/// One rope set of a model, for the model's verdict.
+#[derive(Debug, Clone)]
+pub struct SetSummary {
+    /// Its layer type.
+    pub layer_type: Option<String>,
+    /// Layers using it.
+    pub layers: Option<usize>,
+    /// All layers.
+    pub total: Option<usize>,
+    /// Its base.
+    pub base: Option<f64>,
+    /// Its scaling type, when it has one.
+    pub rope_type: Option<RopeType>,
+    /// Whether the verdict's paragraph is about it.
+    pub primary: bool,
+    /// Its findings.
+    pub findings: AuditFindings,
+}
+
+/// A model's verdict: the primary set's paragraph ([`audit_verdict`]), then one sentence per
+/// other rope set (its layers, base, and what differs).
+pub fn model_verdict(primary: &AuditFindings, sets: &[SetSummary]) -> String {
+    let mut v = audit_verdict(primary);
+    if sets.len() < 2 {
+        return v;
+    }
+    let describe = |s: &SetSummary| {
+        let layers = match (s.layers, s.total) {
+            (Some(k), Some(t)) => format!(" ({k} of {t} layers)"),
+            (Some(k), None) => format!(" ({})", count(k as u64, "layer", "layers")),
+            (None, _) => String::new(),
+        };
+        let base = s
+            .base
+            .map(|b| format!(", base {}", short(b)))
+            .unwrap_or_default();
+        let ty = s
+            .rope_type
+            .map(|t| format!(", {t} rope"))
+            .unwrap_or_default();
+        format!(
+            "{}{layers}{base}{ty}",
+            s.layer_type.as_deref().unwrap_or("all layers")
+        )
+    };
+    let list: Vec<String> = sets.iter().map(describe).collect();
+    v += &format!(
+        " This model rotates with {} rope sets, audited separately (rope_sets): {}.",
+        sets.len(),
+        list.join("; ")
+    );
+    for s in sets.iter().filter(|s| !s.primary) {
+        v += &format!(
+            " {}: {}",
+            s.layer_type.as_deref().unwrap_or("other layers"),
+            set_headline(&s.findings)
+        );
+    }
+    v
+}
+
+/// The headline facts of a non-primary set: turns, decay, minimum base.
+fn set_headline(f: &AuditFindings) -> String {
+    let mut v = format!(
+        "{} of {} planes complete a full turn within {} positions; ",
+        f.turns.full_turn, f.turns.planes, f.context
+    );
+    v += match f.decay {
+        DecayFinding::Holds { .. } => "the decay criterion holds",
+        DecayFinding::Fails { .. } => "the decay criterion fails",
+    };
+    if let DecayFinding::Fails { first_negative } = f.decay {
+        v += &format!(" (first at m = {first_negative})");
+    }
+    v + "."
+}
+
 /// The audit's verdict: one paragraph stating every finding, every number taken from
-/// `findings`.
+/// `findings`. Beyond the trained context it leads with that fact, and the resolution is stated
+/// as a property of the frequencies rather than a reassurance.
 pub fn audit_verdict(f: &AuditFindings) -> String {
-    let mut v = turns(&f.turns, f.context);
+    let beyond = f.trained.is_some_and(|t| t.beyond);
+    let mut v = String::new();
+    if let Some(t) = f.trained.filter(|t| t.beyond) {
+        v += &trained(&t, f.context);
+    }
+    v += &turns(&f.turns, f.context);
     if let Some(a) = f.attention_factor {
         v += &format!(
             "cos and sin are scaled by an attention factor of {}. ",
             sig(a, 4)
         );
     }
-    v += &resolution_finding(&f.resolution, f.context);
+    if let Some(s) = f.softmax_scale_factor {
+        v += &format!(
+            "The softmax scale 1/√d is multiplied by {} (mscale² with mscale_all_dim), on top of the cos/sin factor: a runtime that omits it matches the model only at the first position. ",
+            sig(s, 4)
+        );
+    }
+    if let Some(l) = &f.longrope {
+        v += &longrope(l, f.context);
+    }
+    if let Some(d) = &f.scaled_vs_unscaled {
+        v += &drift(d, f.context);
+    }
+    if beyond {
+        v += &resolution_beyond(&f.resolution, f.context);
+    } else {
+        v += &resolution_finding(&f.resolution, f.context);
+    }
+    if let Some(s) = &f.signed {
+        v += &bidirectional(s, f.context);
+    }
     v += &decay(&f.decay, f.context);
     if let Some(m) = &f.min_base {
+        v += &min_base(m);
+    }
+    if let Some(m) = &f.min_base_effective {
         v += &min_base(m);
     }
     v += &precision(&f.precision, f.context);
     if let Some(i) = &f.invariance {
         v += &invariance(i);
     }
+    if let Some(t) = f.trained.filter(|t| !t.beyond) {
+        v += &format!(
+            " The audited length {} is within the context the configuration states ({}).",
+            f.context, t.limit
+        );
+    }
     v
+}
+
+fn trained(t: &TrainedFinding, l: u64) -> String {
+    let c = &t.trained;
+    let mut what = Vec::new();
+    if let Some(m) = c.max_position_embeddings {
+        what.push(format!("max_position_embeddings {m}"));
+    }
+    if let Some(o) = c.original {
+        what.push(format!("pre-training context {o}"));
+    }
+    if let Some(i) = c.intended {
+        what.push(format!("intended length factor × original = {i}"));
+    }
+    format!(
+        "The audited length {l} is beyond the context this configuration was trained for ({}; limit {}): positions past it were never seen in training, so what follows describes the frequencies there, not how well the model uses them. ",
+        what.join(", "),
+        t.limit
+    )
+}
+
+fn longrope(l: &LongropeFinding, ctx: u64) -> String {
+    let now = match l.set {
+        FactorSet::Short => format!(
+            "LongRoPE uses short_factor at this length and switches to long_factor at sequence length {} (original + 1)",
+            l.switch_at
+        ),
+        FactorSet::Long => format!(
+            "LongRoPE uses long_factor at this length: it switched from short_factor at sequence length {} (original + 1){}",
+            l.switch_at,
+            if l.switch_at <= ctx {
+                ", inside the audited length"
+            } else {
+                ""
+            }
+        ),
+    };
+    format!(
+        "{now}; a KV cache written before the switch is inconsistent after it (its keys were rotated with the other factors). "
+    )
+}
+
+fn drift(d: &DriftFinding, l: u64) -> String {
+    let first = match d.first_below_0_9 {
+        Some(m) => format!("falls below 0.9 first at position {m}"),
+        None => format!("stays ≥ 0.9 up to position {}", d.searched_to - 1),
+    };
+    format!(
+        "A runtime that drops the scaling (the most common failure) rotates differently: the cosine similarity of the scaled and unscaled rotations of a query {first}, and is {} at the last position {}. ",
+        sig(d.at_last_position, 3),
+        l - 1
+    )
+}
+
+fn resolution_beyond(r: &ResolutionFinding, l: u64) -> String {
+    match *r {
+        ResolutionFinding::Resolves { .. } => format!(
+            "The frequencies still tell every separation 1..{} from 0, which says nothing about whether the model learned to use separations it never saw. ",
+            l - 1
+        ),
+        ResolutionFinding::Aliases { .. } | ResolutionFinding::NoSeparation => {
+            resolution_finding(r, l)
+        }
+    }
+}
+
+fn bidirectional(r: &ResolutionFinding, l: u64) -> String {
+    match *r {
+        ResolutionFinding::Resolves { .. } => format!(
+            "For unmasked (bidirectional) layers, whose offsets run from −{0} to {0}, every pair of offsets is distinguished too (separations up to {1}). ",
+            l.saturating_sub(1),
+            2 * l.saturating_sub(1)
+        ),
+        ResolutionFinding::Aliases { separation, .. } => format!(
+            "For unmasked (bidirectional) layers, offsets that differ by {separation} (≤ {}) are indistinguishable: the pairwise criterion fails. ",
+            2 * l.saturating_sub(1)
+        ),
+        ResolutionFinding::NoSeparation => String::new(),
+    }
 }
 
 fn turns(t: &TurnsFinding, l: u64) -> String {
@@ -133,26 +324,42 @@ fn decay(d: &DecayFinding, l: u64) -> String {
 }
 
 fn min_base(m: &MinBaseFinding) -> String {
+    let which = match m.effective_type {
+        Some(t) => format!(" with this configuration's {t} scaling (its effective frequencies)"),
+        None => String::new(),
+    };
+    let island = m
+        .island_rel_width
+        .map(|w| format!(", the start of a passing island {} wide (relative)", sci(w)))
+        .unwrap_or_default();
     let head = format!(
-        "The smallest base satisfying it for rotary dimension {} is about {}",
+        "The smallest base satisfying it for rotary dimension {}{which} is {}{island}",
         m.rotary_dim,
-        sig(m.base, 4)
+        sig(m.base, 8)
     );
-    match (&m.configured, &m.effective) {
+    let f32 = match (m.f32_passes, m.f32_first_negative) {
+        (Some(false), Some(at)) => format!(
+            " In float32 (as Su's table was computed) that base fails at m = {at}: f32 and f64 disagree at the island's edge."
+        ),
+        (Some(false), None) => " In float32 that base fails.".into(),
+        (Some(true) | None, _) => String::new(),
+    };
+    let body = match (&m.configured, &m.effective) {
         (Some(c), Some(e)) => format!(
-            "{head} (configured: {}, ratio {}; effective at this context: {}, ratio {}). ",
+            "{head} (configured: {}, ratio {}; effective at this context: {}, ratio {}).",
             short(c.base),
             sig(c.ratio, 4),
             sig(e.base, 4),
             sig(e.ratio, 4)
         ),
         (Some(c), None) => format!(
-            "{head} (configured: {}, ratio {}). ",
+            "{head} (configured: {}, ratio {}).",
             short(c.base),
             sig(c.ratio, 4)
         ),
-        (None, Some(_) | None) => format!("{head}. "),
-    }
+        (None, Some(_) | None) => format!("{head}."),
+    };
+    format!("{body}{f32} ")
 }
 
 fn precision(p: &PrecisionFinding, l: u64) -> String {
@@ -180,25 +387,55 @@ fn precision(p: &PrecisionFinding, l: u64) -> String {
 }
 
 fn invariance(i: &InvarianceFinding) -> String {
-    if i.max_shift == i.first_shift {
-        return format!(
-            " Translation invariance in {}: shifting both positions by {} changes a score by up to {} (exact f64 reduction: {}).",
+    let scale = format!(
+        " (scores |q·k| of the random draws are about {} in RMS)",
+        sig(i.score_scale, 3)
+    );
+    let mut v = if i.max_shift == i.first_shift {
+        format!(
+            " Translation invariance in {}: shifting both positions by {} changes a score by up to {}{scale}; exact f64 reduction: {}.",
             i.pipeline,
             i.first_shift,
             sig(i.first_error, 4),
             sig(i.exact_error, 4)
+        )
+    } else {
+        format!(
+            " Translation invariance in {}: shifting both positions by {} changes a score by up to {}{scale}; the largest change over shifts up to {} is {} (at shift {}; exact f64 reduction: {}).",
+            i.pipeline,
+            i.first_shift,
+            sig(i.first_error, 4),
+            i.max_shift,
+            sig(i.worst_error, 4),
+            i.worst_shift,
+            sig(i.exact_error, 4)
+        )
+    };
+    if !i.buggy.is_empty() {
+        let list: Vec<String> = i
+            .buggy
+            .iter()
+            .map(|(p, e)| {
+                let what = match p.to_string().as_str() {
+                    "bf16_inv_freq" => "inv_freq in bf16",
+                    "bf16_angles" => "angles in bf16",
+                    "f16_positions" => "positions cast to f16",
+                    other => other,
+                }
+                .to_string();
+                if e.is_finite() {
+                    format!("{what} {}", sig(*e, 3))
+                } else {
+                    format!("{what} overflow (∞)")
+                }
+            })
+            .collect();
+        v += &format!(
+            " Pipelines users got wrong change it by up to: {}.",
+            list.join(", ")
         );
     }
-    format!(
-        " Translation invariance in {}: shifting both positions by {} changes a score by up to {}; the largest change over shifts up to {} is {} (at shift {}; exact f64 reduction: {}).",
-        i.pipeline,
-        i.first_shift,
-        sig(i.first_error, 4),
-        i.max_shift,
-        sig(i.worst_error, 4),
-        i.worst_shift,
-        sig(i.exact_error, 4)
-    )
+    v
 }
 
 /// How `rope identity` draws its random cases (the report's `generator`).

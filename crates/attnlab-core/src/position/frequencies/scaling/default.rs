@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::params::ConfigView;
-use super::{pos_freqs, RopeKind};
+use super::{pos_freqs, Regime, Regimes, RopeKind};
 use crate::{Real, Result};
 
 /// The unscaled (default) rope type: no parameters.
@@ -37,5 +37,21 @@ impl RopeKind for Unscaled {
 
     fn effective_base(&self, base: f64, _dim: usize, _seq_len: Option<u64>) -> f64 {
         base
+    }
+
+    fn regimes(&self, _base: f64, dim: usize, _seq_len: Option<u64>) -> Regimes {
+        Regimes::all(Regime::Unscaled, dim)
+    }
+
+    fn contexts(&self) -> (Option<u64>, Option<u64>) {
+        (None, None)
+    }
+
+    fn switch_at(&self) -> Option<u64> {
+        None
+    }
+
+    fn power_law(&self) -> bool {
+        true
     }
 }

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::params::{check_context, check_factor, required, ConfigView};
-use super::{pos_freqs, RopeKind};
+use super::{pos_freqs, Regime, Regimes, RopeKind};
 use crate::{Error, Real, Result};
 
 /// Dynamic NTK scaling.
@@ -70,6 +70,31 @@ impl RopeKind for Dynamic {
             seq_len,
             dim,
         )
+    }
+
+    fn regimes(&self, base: f64, dim: usize, seq_len: Option<u64>) -> Regimes {
+        let stretched = self.effective_base(base, dim, seq_len) != base;
+        Regimes::all(
+            if stretched {
+                Regime::Stretched
+            } else {
+                Regime::Unscaled
+            },
+            dim,
+        )
+    }
+
+    fn contexts(&self) -> (Option<u64>, Option<u64>) {
+        (Some(self.max_position_embeddings), None)
+    }
+
+    /// Beyond `max_position_embeddings` the base grows with every new length.
+    fn switch_at(&self) -> Option<u64> {
+        Some(self.max_position_embeddings + 1)
+    }
+
+    fn power_law(&self) -> bool {
+        true
     }
 }
 

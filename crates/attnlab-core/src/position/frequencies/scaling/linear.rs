@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::params::{check_factor, required, ConfigView};
-use super::{c, pos_freqs, RopeKind};
+use super::{c, pos_freqs, Regime, Regimes, RopeKind};
 use crate::{Real, Result};
 
 /// Linear scaling (position interpolation).
@@ -42,5 +42,21 @@ impl RopeKind for Linear {
 
     fn effective_base(&self, base: f64, _dim: usize, _seq_len: Option<u64>) -> f64 {
         base
+    }
+
+    fn regimes(&self, _base: f64, dim: usize, _seq_len: Option<u64>) -> Regimes {
+        Regimes::all(Regime::Divided, dim)
+    }
+
+    fn contexts(&self) -> (Option<u64>, Option<u64>) {
+        (None, None)
+    }
+
+    fn switch_at(&self) -> Option<u64> {
+        None
+    }
+
+    fn power_law(&self) -> bool {
+        true
     }
 }

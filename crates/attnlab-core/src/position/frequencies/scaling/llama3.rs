@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::params::{check_context, check_factor, positive, required, ConfigView};
-use super::{c, pos_freqs, RopeKind};
+use super::{c, pos_freqs, Regime, Regimes, RopeKind};
 use crate::{Error, Real, Result};
 
 /// Llama 3.1 scaling.
@@ -15,7 +15,8 @@ pub struct Llama3 {
     pub factor: f64,
     /// Wavelengths above `original / low_freq_factor` are divided by `factor` (required, > 0).
     pub low_freq_factor: f64,
-    /// Wavelengths below `original / high_freq_factor` are kept (required, > low_freq_factor).
+    /// Wavelengths below `original / high_freq_factor` are kept (required, ≥ low_freq_factor;
+    /// equal to it leaves no blend band).
     pub high_freq_factor: f64,
     /// Pre-training context.
     pub original_max_position_embeddings: u64,
@@ -44,12 +45,15 @@ impl RopeKind for Llama3 {
     fn check(&self, _rotary_dim: usize) -> Result<()> {
         check_factor("factor", self.factor, 1.0)?;
         check_factor("low_freq_factor", self.low_freq_factor, f64::MIN_POSITIVE)?;
-        if !(self.high_freq_factor.is_finite() && self.high_freq_factor > self.low_freq_factor) {
+        // transformers only warns when high ≤ low; high == low (Llama-4 Scout: 1 and 1) empties
+        // the blend band, which the formula handles as written. high < low would make the
+        // "kept" and "divided" bands overlap: refused.
+        if !(self.high_freq_factor.is_finite() && self.high_freq_factor >= self.low_freq_factor) {
             return Err(Error::invalid(
                 "rope parameter high_freq_factor",
                 self.high_freq_factor,
                 format!(
-                    "a finite number > low_freq_factor ({})",
+                    "a finite number ≥ low_freq_factor ({})",
                     self.low_freq_factor
                 ),
             ));
@@ -99,6 +103,42 @@ impl RopeKind for Llama3 {
 
     fn effective_base(&self, base: f64, _dim: usize, _seq_len: Option<u64>) -> f64 {
         base
+    }
+
+    /// Bands by the default wavelength 2π/ω: < original/high kept, > original/low divided,
+    /// blended between (f64, as [`Self::inv_freq`] decides them).
+    fn regimes(&self, base: f64, dim: usize, _seq_len: Option<u64>) -> Regimes {
+        let old = self.original_max_position_embeddings as f64;
+        let (low_wl, high_wl) = (old / self.low_freq_factor, old / self.high_freq_factor);
+        Regimes {
+            planes: pos_freqs::<f64>(base, dim)
+                .into_iter()
+                .map(|p| {
+                    let wavelen = p * (2.0 * std::f64::consts::PI);
+                    if wavelen > low_wl {
+                        Regime::Divided
+                    } else if wavelen < high_wl {
+                        Regime::Kept
+                    } else {
+                        Regime::Blended
+                    }
+                })
+                .collect(),
+            ramp: None,
+        }
+    }
+
+    fn contexts(&self) -> (Option<u64>, Option<u64>) {
+        let o = self.original_max_position_embeddings;
+        (Some(o), Some((self.factor * o as f64).round() as u64))
+    }
+
+    fn switch_at(&self) -> Option<u64> {
+        None
+    }
+
+    fn power_law(&self) -> bool {
+        false
     }
 }
 

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::params::{check_factor, list, ConfigView};
-use super::{c, pos_freqs, RopeKind};
+use super::{c, pos_freqs, Regime, Regimes, RopeKind};
 use crate::{Error, Real, Result};
 
 /// LongRoPE scaling.
@@ -106,6 +106,24 @@ impl RopeKind for Longrope {
 
     fn effective_base(&self, base: f64, _dim: usize, _seq_len: Option<u64>) -> f64 {
         base
+    }
+
+    fn regimes(&self, _base: f64, dim: usize, _seq_len: Option<u64>) -> Regimes {
+        Regimes::all(Regime::Rescaled, dim)
+    }
+
+    fn contexts(&self) -> (Option<u64>, Option<u64>) {
+        let o = self.original_max_position_embeddings;
+        (Some(o), Some((self.factor * o as f64).round() as u64))
+    }
+
+    /// The long factors apply from sequence length original + 1.
+    fn switch_at(&self) -> Option<u64> {
+        Some(self.original_max_position_embeddings + 1)
+    }
+
+    fn power_law(&self) -> bool {
+        true
     }
 }
 

@@ -23,7 +23,9 @@ pub mod dynamic;
 pub mod linear;
 pub mod llama3;
 pub mod longrope;
+pub mod mrope;
 pub(crate) mod params;
+pub mod proportional;
 pub mod yarn;
 
 use serde::Serialize;
@@ -33,6 +35,8 @@ pub use dynamic::{dynamic_base, Dynamic};
 pub use linear::Linear;
 pub use llama3::Llama3;
 pub use longrope::Longrope;
+pub use mrope::Mrope;
+pub use proportional::Proportional;
 pub use yarn::{yarn_correction_range, yarn_get_mscale, Yarn};
 
 use super::RotaryFrequencies;
@@ -57,6 +61,59 @@ pub(crate) trait RopeKind: Sized {
     fn attention_factor(&self) -> f64;
     /// The base the default formula is effectively evaluated with (dynamic NTK stretches it).
     fn effective_base(&self, base: f64, dim: usize, seq_len: Option<u64>) -> f64;
+    /// What the type does to each plane, and YaRN's ramp.
+    fn regimes(&self, base: f64, dim: usize, seq_len: Option<u64>) -> Regimes;
+    /// The pre-training context and the length the scaling is meant for (factor × original),
+    /// for the types that state them.
+    fn contexts(&self) -> (Option<u64>, Option<u64>);
+    /// The first sequence length whose frequencies differ from the initial ones (LongRoPE's
+    /// switch to the long factors; dynamic NTK's stretch), if the type has one.
+    fn switch_at(&self) -> Option<u64>;
+    /// Whether ω_k(b) = c_k·b^(−2k/dim) for constants c_k (≥ 0) independent of the base b: true
+    /// for every type that only divides the default frequencies (or stretches the base by a
+    /// constant), false where the division depends on the base (llama3's bands, YaRN's ramp).
+    fn power_law(&self) -> bool;
+}
+
+crate::choice! {
+    /// What a rope type does to one plane's frequency.
+    pub enum Regime("plane regime") {
+        /// The default frequency (no scaling).
+        Unscaled = "unscaled",
+        /// Kept at its default frequency by a scaling type (llama3's short wavelengths, YaRN's
+        /// extrapolated planes).
+        Kept = "kept",
+        /// Between kept and divided (llama3's blend band, YaRN's ramp).
+        Blended = "blended",
+        /// Divided by the full factor (linear, llama3's long wavelengths, YaRN's interpolated
+        /// planes).
+        Divided = "divided",
+        /// Divided by a per-plane factor (LongRoPE).
+        Rescaled = "rescaled",
+        /// Evaluated with a stretched base (dynamic NTK beyond its context).
+        Stretched = "stretched",
+        /// Not rotated (ω = 0: proportional rope's NoPE planes).
+        NotRotated = "not_rotated",
+    }
+}
+
+/// Per-plane regimes of a rope type and, for YaRN, its ramp in plane-index units.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Regimes {
+    /// One regime per plane.
+    pub planes: Vec<Regime>,
+    /// YaRN: the ramp runs from plane `low` (kept up to here) to plane `high` (divided from here).
+    pub ramp: Option<(f64, f64)>,
+}
+
+impl Regimes {
+    /// Every plane in one regime.
+    pub fn all(regime: Regime, dim: usize) -> Regimes {
+        Regimes {
+            planes: vec![regime; dim / 2],
+            ramp: None,
+        }
+    }
 }
 
 /// `pow` as torch computes it on float32 tensors (within 1 ulp): in f64, rounded once to `T`.
@@ -154,6 +211,41 @@ macro_rules! rope_types {
                     $(RopeScaling::$variant(p) => p.effective_base(base, dim, seq_len)),+
                 }
             }
+
+            /// What the type does to each plane (see [`Regime`]) and YaRN's ramp.
+            pub fn regimes(&self, base: f64, dim: usize, seq_len: Option<u64>) -> Regimes {
+                match self {
+                    $(RopeScaling::$variant(p) => p.regimes(base, dim, seq_len)),+
+                }
+            }
+
+            /// (pre-training context, intended context = factor × original) where the type
+            /// states them.
+            pub fn contexts(&self) -> (Option<u64>, Option<u64>) {
+                match self {
+                    $(RopeScaling::$variant(p) => p.contexts()),+
+                }
+            }
+
+            /// The first sequence length with different frequencies (LongRoPE, dynamic NTK).
+            pub fn switch_at(&self) -> Option<u64> {
+                match self {
+                    $(RopeScaling::$variant(p) => p.switch_at()),+
+                }
+            }
+
+            /// Whether ω_k(b) = c_k·b^(−2k/dim) with c_k independent of b.
+            pub fn power_law(&self) -> bool {
+                match self {
+                    $(RopeScaling::$variant(p) => p.power_law()),+
+                }
+            }
+
+            /// `inv_freq` in f64 for a base (the family the effective minimum base is searched
+            /// over).
+            pub fn inv_freq_f64(&self, base: f64, dim: usize, seq_len: Option<u64>) -> Vec<f64> {
+                self.inv_freq::<f64>(base, dim, seq_len)
+            }
         }
     };
 }
@@ -171,6 +263,11 @@ rope_types! {
     Longrope(Longrope),
     /// Llama 3.1: long wavelengths divided, short kept, blended between ([`llama3`]).
     Llama3(Llama3),
+    /// Multimodal RoPE: the default frequencies split into position axes ([`mrope`]).
+    Mrope(Mrope),
+    /// Proportional: the first planes rotate with the whole head's exponent, the rest not at all
+    /// ([`proportional`]).
+    Proportional(Proportional),
 }
 
 impl RopeType {
@@ -317,7 +414,16 @@ mod tests {
         let names: Vec<&str> = RopeType::ALL.iter().map(|t| t.name()).collect();
         assert_eq!(
             names,
-            ["default", "linear", "dynamic", "yarn", "longrope", "llama3"]
+            [
+                "default",
+                "linear",
+                "dynamic",
+                "yarn",
+                "longrope",
+                "llama3",
+                "mrope",
+                "proportional"
+            ]
         );
         for &t in RopeType::ALL {
             assert_eq!(serde_json::to_value(t).unwrap(), t.name());

@@ -10,7 +10,7 @@
 use serde::Serialize;
 
 use super::params::{boolean, check_context, check_factor, ConfigView};
-use super::{c, pos_freqs, RopeKind};
+use super::{c, pos_freqs, Regime, Regimes, RopeKind};
 use crate::{Error, Real, Result};
 
 /// YaRN scaling.
@@ -171,6 +171,47 @@ impl RopeKind for Yarn {
 
     fn effective_base(&self, base: f64, _dim: usize, _seq_len: Option<u64>) -> f64 {
         base
+    }
+
+    /// Planes up to the ramp's start are kept, from its end divided, blended between.
+    fn regimes(&self, base: f64, dim: usize, _seq_len: Option<u64>) -> Regimes {
+        let (low, high) = yarn_correction_range(
+            self.beta_fast,
+            self.beta_slow,
+            dim,
+            base,
+            self.original_max_position_embeddings as f64,
+            self.truncate,
+        );
+        let hi = if low == high { high + 0.001 } else { high };
+        Regimes {
+            planes: (0..dim / 2)
+                .map(|j| {
+                    let ramp = (j as f64 - low) / (hi - low);
+                    if ramp <= 0.0 {
+                        Regime::Kept
+                    } else if ramp >= 1.0 {
+                        Regime::Divided
+                    } else {
+                        Regime::Blended
+                    }
+                })
+                .collect(),
+            ramp: Some((low, high)),
+        }
+    }
+
+    fn contexts(&self) -> (Option<u64>, Option<u64>) {
+        let o = self.original_max_position_embeddings;
+        (Some(o), Some((self.factor * o as f64).round() as u64))
+    }
+
+    fn switch_at(&self) -> Option<u64> {
+        None
+    }
+
+    fn power_law(&self) -> bool {
+        false
     }
 }
 
