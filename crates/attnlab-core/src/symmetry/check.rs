@@ -244,6 +244,18 @@ impl DiffAcc {
         self.b_max = self.b_max.max(y.to_f64().abs());
     }
 
+    /// Adds the entries of `later`, which all come after this accumulator's in row-major order
+    /// (finite differences: its max replaces ours only when strictly larger, so the first max
+    /// is kept).
+    pub(crate) fn merge(&mut self, later: DiffAcc) {
+        if later.max_abs > self.max_abs {
+            self.max_abs = later.max_abs;
+            self.at = later.at;
+        }
+        self.max_ulps = self.max_ulps.max(later.max_ulps);
+        self.b_max = self.b_max.max(later.b_max);
+    }
+
     pub(crate) fn finish(self) -> DiffStats {
         let rel = if self.max_abs == 0.0 {
             0.0

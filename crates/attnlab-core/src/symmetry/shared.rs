@@ -251,11 +251,16 @@ pub fn shared_pass<T: Real>(
 }
 
 /// [`compare_by`] of `l` with `Π b Πᵀ` (entry (i, j) is `b[p[i], p[j]]`), row by row over
-/// slices: the n × n weight form is the largest comparison of a check.
+/// slices, blocks of rows on rayon's pool: the n × n weight form is the largest comparison of a
+/// check. Both arrays are finite (the pass checks them first), so every difference is finite
+/// and merging the blocks in row order — a later block's max replaces the running one only
+/// when strictly larger — gives the first max in row-major order, as the sequential walk.
 fn conjugate_stats<T: Real>(l: ArrayView2<T>, b: ArrayView2<T>, p: &[usize]) -> DiffStats {
-    let mut acc = DiffAcc::new();
-    for (i, lrow) in l.rows().into_iter().enumerate() {
-        let brow = b.row(p[i]);
+    use rayon::prelude::*;
+    let n = l.nrows();
+    let rows_per_block = 64;
+    let row = |acc: &mut DiffAcc, i: usize| {
+        let (lrow, brow) = (l.row(i), b.row(p[i]));
         match (lrow.as_slice(), brow.as_slice()) {
             (Some(ls), Some(bs)) => {
                 for (j, (&x, &pj)) in ls.iter().zip(p).enumerate() {
@@ -268,8 +273,22 @@ fn conjugate_stats<T: Real>(l: ArrayView2<T>, b: ArrayView2<T>, p: &[usize]) -> 
                 }
             }
         }
+    };
+    let blocks: Vec<DiffAcc> = (0..n.div_ceil(rows_per_block))
+        .into_par_iter()
+        .map(|k| {
+            let mut acc = DiffAcc::new();
+            for i in k * rows_per_block..((k + 1) * rows_per_block).min(n) {
+                row(&mut acc, i);
+            }
+            acc
+        })
+        .collect();
+    let mut total = DiffAcc::new();
+    for blk in blocks {
+        total.merge(blk);
     }
-    acc.finish()
+    total.finish()
 }
 
 fn record<T: Real>(tr: &mut Tracker, p: &[usize], s: &DiffStats, lhs: T, rhs: T) {
@@ -349,6 +368,8 @@ mod tests {
     #[test]
     fn shared_pass_equals_independent_checks() {
         same_as_independent::<f32>(LayerSpec::default(), 9, 6, 1);
+        // More rows than one block of the parallel weight comparison (64 rows).
+        same_as_independent::<f32>(LayerSpec::default(), 150, 4, 1);
         same_as_independent::<f64>(LayerSpec::default(), 9, 6, 1);
         let rope_causal = LayerSpec {
             pos: PosKind::Rope,
