@@ -271,7 +271,12 @@ fn with_no_options_the_commands_run_the_course_program() {
     for cmd in ["attend", "equivariance"] {
         let default = common::json(&[cmd, "--json"], 0);
         let explicit = common::json(&[&[cmd][..], &course[..]].concat(), 0);
-        assert_eq!(default, explicit, "{cmd}");
+        // Equal reports, but for the seconds each run took.
+        assert_eq!(
+            common::without_timings(default.clone()),
+            common::without_timings(explicit),
+            "{cmd}"
+        );
         assert_eq!(default["rng"], "numpy");
     }
     let std = common::json(&["attend", "--rng", "std", "--json"], 0);
@@ -321,4 +326,40 @@ fn attend_shows_the_intermediates_asked_for() {
     }
     assert!(v["scores"][0][1].is_null(), "masked entries are null");
     common::bad(&["attend", "--show", "everything"], &["--show", "qkv"]);
+}
+
+/// `--json` carries the time of each part and the rate (issue 12); the text shows them only
+/// with `--timings`, so the normal text stays the same from run to run.
+#[test]
+fn equivariance_reports_timings_in_json_and_on_request_in_text() {
+    let (code, v, _) = run(&["equivariance", "--n", "5", "--dim", "4", "--json"]);
+    assert_eq!(code, 0);
+    let t = &v["timings"];
+    for part in [
+        "inputs_s",
+        "forwards_s",
+        "comparisons_s",
+        "weight_form_s",
+        "controls_s",
+        "diagnosis_s",
+        "total_s",
+        "permutations_per_second",
+    ] {
+        let x = t[part]
+            .as_f64()
+            .unwrap_or_else(|| panic!("timings.{part}: {t}"));
+        assert!(x.is_finite() && x >= 0.0, "timings.{part} = {x}");
+    }
+    assert!(t["permutations_per_second"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["permutations_checked"], 120);
+    let plain = common::run_ok(&["equivariance", "--n", "5", "--dim", "4"], 0);
+    assert!(!plain.contains("time:"), "{plain}");
+    let timed = common::run_ok(&["equivariance", "--n", "5", "--dim", "4", "--timings"], 0);
+    let line = timed.lines().last().unwrap();
+    assert!(
+        line.starts_with("time: inputs ") && line.ends_with(" permutations/s"),
+        "{line}"
+    );
+    // The rest of the text is the plain text, line for line.
+    assert_eq!(timed.strip_suffix(&format!("{line}\n")).unwrap(), plain);
 }

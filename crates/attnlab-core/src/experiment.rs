@@ -7,7 +7,8 @@ use serde::Serialize;
 use crate::attention::Mask;
 use crate::layer::{Inputs, LayerKind, LayerSpec, PosKind, Readout};
 use crate::symmetry::{
-    check_equivariance, check_invariance, check_weight_equivariance_heads, CheckReport, Permutation,
+    check_equivariance, check_invariance, identity_check, shared_pass, CheckReport, Forward,
+    LayerInto, Perms, Permutation, Property,
 };
 use crate::{Dtype, Error, Real, Result};
 
@@ -79,7 +80,7 @@ impl PermChoice {
 }
 
 /// A negative or positive control run beside a check.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Control {
     /// What the control is.
     pub name: String,
@@ -95,7 +96,7 @@ pub struct Control {
 
 /// Is the measured error round-off or structure? The same check in f32 and f64: round-off falls
 /// by about eps32/eps64 ≈ 5.4e8 from f32 to f64; a structural asymmetry does not fall.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Diagnosis {
     /// max abs error of the check in f32.
     pub f32_error: f64,
@@ -234,34 +235,6 @@ fn check_in<T: Real>(
     }
 }
 
-/// The weight form of every head from one forward pass per input (not one per head), and the
-/// worst head's report (the first of equal margins).
-fn weight_form_in<T: Real>(
-    spec: &LayerSpec,
-    inputs: &Inputs,
-    perms: &[Permutation],
-    cancel: &dyn Fn() -> Result<()>,
-) -> Result<CheckReport> {
-    let h = inputs.x.mapv(T::from_f64);
-    let f = spec.attention_fn::<T>(inputs)?;
-    let reports = check_weight_equivariance_heads(
-        |x: ArrayView2<T>| {
-            cancel()?;
-            Ok(f(x)?.weights)
-        },
-        h.view(),
-        perms,
-    )?;
-    let mut worst: Option<CheckReport> = None;
-    for r in reports {
-        if worst.as_ref().is_none_or(|b| r.margin > b.margin) {
-            worst = Some(r);
-        }
-    }
-    // check_weight_equivariance_heads returns one report per head, and a layer has ≥ 1 head.
-    worst.ok_or_else(|| Error::invalid("heads", 0, "at least one head"))
-}
-
 /// Dispatches a check to the requested float type.
 ///
 /// # Errors
@@ -289,7 +262,8 @@ fn check_cancellable(
     }
 }
 
-/// Runs the check of `spec` over `perms` in `dtype`, with controls and the dtype diagnosis.
+/// Runs the check of `spec` over `perms` in `dtype`, with controls and the dtype diagnosis (see
+/// [`symmetry_observed`] for what is computed and how the work is shared).
 ///
 /// # Errors
 /// See [`LayerSpec::build`] and [`PermChoice::permutations`].
@@ -314,52 +288,331 @@ pub fn symmetry_with(
     dtype: Dtype,
     cancel: &dyn Fn() -> Result<()>,
 ) -> Result<SymmetryResult> {
-    let check = |spec: &LayerSpec, inputs: &Inputs, perms: &[Permutation], dtype: Dtype| {
-        check_cancellable(spec, inputs, perms, dtype, cancel)
+    let watch = Watch {
+        cancel,
+        progress: &|_, _| {},
     };
-    let report = check(spec, inputs, perms, dtype)?;
-    let weight_form = if spec.kind == LayerKind::Attention && spec.readout == Readout::None {
-        Some(match dtype.require_layer()? {
-            Dtype::F32 => weight_form_in::<f32>(spec, inputs, perms, cancel)?,
-            _ => weight_form_in::<f64>(spec, inputs, perms, cancel)?,
+    Ok(symmetry_observed(spec, inputs, Perms::List(perms), dtype, &watch)?.0)
+}
+
+/// How a long experiment is observed: `cancel` runs before every forward pass (an error stops
+/// the run), `progress(stage, fraction)` reports the fraction of the whole run done.
+pub struct Watch<'a> {
+    /// Returns an error to stop.
+    pub cancel: &'a dyn Fn() -> Result<()>,
+    /// Stage name and fraction of the whole run done (0..=1).
+    pub progress: &'a dyn Fn(&str, f64),
+}
+
+/// Seconds spent in each part of a symmetry experiment ([`symmetry_observed`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct SymmetryTimings {
+    /// The check's forward passes: `f(H)` once and `f(ΠH)` once per permutation (with every
+    /// head's weights when the weight form is checked).
+    pub forwards_s: f64,
+    /// Comparing `f(ΠH)` with `Π f(H)` (or `f(H)`), permutation by permutation.
+    pub comparisons_s: f64,
+    /// Comparing `A(ΠH)` with `Π A(H) Πᵀ` for every head (its forwards are the check's).
+    pub weight_form_s: f64,
+    /// The identity control (reuses `f(H)`) and the broken-layer control (its own forwards).
+    pub controls_s: f64,
+    /// The same check in the other float type, on the fused path.
+    pub diagnosis_s: f64,
+}
+
+/// Runs the check of `spec` over `perms` in `dtype` with its evidence, each forward pass
+/// computed once:
+/// * the check: `f(H)` once and `f(ΠH)` once per permutation, on the layer of
+///   [`LayerSpec::build`] (attention's output is `A·V` with the returned `A`, as in [`check`]).
+///   For bare attention without a readout the forwards hand back every head's weights too, and
+///   the weight form `A(ΠH) = Π A(H) Πᵀ` (worst head) is compared from those same weights;
+/// * the identity control from the check's own `f(H)` ([`crate::symmetry::identity_check`]);
+/// * the broken-layer control (attention + index signal p·1.0; its own `f(H)` and `f(ΠH)` per
+///   non-identity permutation, fused kernel);
+/// * the diagnosis: the check in the other float type (f64 for an f32 layer, f32 for f64) on
+///   the fused kernel; its tolerance in f64 is sized on the f64 `f(H)` already computed.
+///
+/// Permutations are visited from one buffer (no list for [`Perms::All`]); nothing is allocated
+/// per permutation outside the layer's own forward pass. Returns the result and the seconds
+/// each part took.
+///
+/// # Errors
+/// See [`symmetry`]; whatever `watch.cancel` returns.
+pub fn symmetry_observed(
+    spec: &LayerSpec,
+    inputs: &Inputs,
+    perms: Perms<'_>,
+    dtype: Dtype,
+    watch: &Watch<'_>,
+) -> Result<(SymmetryResult, SymmetryTimings)> {
+    match dtype.require_layer()? {
+        Dtype::F32 => observed_in::<f32, f64>(spec, inputs, perms, watch),
+        _ => observed_in::<f64, f32>(spec, inputs, perms, watch),
+    }
+}
+
+/// A forward pass writing into a [`Forward`].
+type ForwardFn<'a, T> = Box<LayerInto<'a, T>>;
+
+/// The layer on the fused path (output only).
+fn fused_forward<'a, T: Real>(spec: &'a LayerSpec, inputs: &'a Inputs) -> Result<ForwardFn<'a, T>> {
+    let f = spec.build_fused::<T>(inputs)?;
+    Ok(Box::new(move |x, out: &mut Forward<T>| {
+        out.output = f(x)?;
+        Ok(())
+    }))
+}
+
+/// One stage of a run: its name, and its position among `stages` stages.
+fn stage_tick<'a>(
+    watch: &'a Watch<'a>,
+    name: &'a str,
+    index: usize,
+    stages: usize,
+    perms: usize,
+) -> impl FnMut(usize) -> Result<()> + 'a {
+    // Progress at most ~200 times per stage.
+    let every = (perms / 200).max(1);
+    move |done: usize| {
+        (watch.cancel)()?;
+        if done.is_multiple_of(every) {
+            let within = done as f64 / perms.max(1) as f64;
+            (watch.progress)(name, (index as f64 + within) / stages as f64);
+        }
+        Ok(())
+    }
+}
+
+fn observed_in<T: Real, U: Real>(
+    spec: &LayerSpec,
+    inputs: &Inputs,
+    perms: Perms<'_>,
+    watch: &Watch<'_>,
+) -> Result<(SymmetryResult, SymmetryTimings)> {
+    let n = inputs.x.nrows();
+    let property = match spec.readout {
+        Readout::None => Property::Equivariance,
+        _ => Property::Invariance,
+    };
+    let with_weights = spec.kind == LayerKind::Attention && spec.readout == Readout::None;
+    let broken = LayerSpec {
+        kind: LayerKind::Attention,
+        pos: PosKind::Index,
+        mask: Mask::None,
+        readout: spec.readout,
+        index_scale: 1.0,
+        ..*spec
+    };
+    let stages = if n >= 2 { 3 } else { 2 };
+    let mut timings = SymmetryTimings::default();
+
+    // The check (and the weight form from the same forwards).
+    let h = inputs.x.mapv(T::from_f64);
+    let mut forward: ForwardFn<'_, T> = if with_weights {
+        let f = spec.attention_fn::<T>(inputs)?;
+        Box::new(move |x, out: &mut Forward<T>| {
+            let r = f(x)?;
+            out.output = r.output;
+            out.weights = r.weights;
+            Ok(())
         })
+    } else {
+        // The same path as [`check`] (and a caller's layer through `api::check`), so the
+        // check's numbers do not depend on whether the weight form is asked for.
+        let f = spec.build::<T>(inputs)?;
+        Box::new(move |x, out: &mut Forward<T>| {
+            out.output = f(x)?;
+            Ok(())
+        })
+    };
+    let mut tick = stage_tick(watch, "equivariance check", 0, stages, perms.len());
+    let pass = shared_pass(&mut *forward, h.view(), perms, false, property, &mut tick)?;
+    drop(forward);
+    timings.forwards_s = pass.times.forwards;
+    timings.comparisons_s = pass.times.outputs;
+    timings.weight_form_s = pass.times.weights;
+    let weight_form = if with_weights {
+        let mut worst: Option<CheckReport> = None;
+        for r in &pass.weight_heads {
+            if worst.as_ref().is_none_or(|b| r.margin > b.margin) {
+                worst = Some(r.clone());
+            }
+        }
+        // A layer has ≥ 1 head, and each returned its weights.
+        Some(worst.ok_or_else(|| Error::invalid("heads", 0, "at least one head"))?)
     } else {
         None
     };
-    let n = inputs.x.nrows();
-    let mut controls = Vec::new();
-    let id = check(spec, inputs, &[Permutation::identity(n)], dtype)?;
-    controls.push(Control::identity(&id));
+
+    // Controls: the identity from the check's own f(H); the broken layer, its own forwards.
+    let t = std::time::Instant::now();
+    let mut controls = vec![Control::identity(&identity_check(&pass, n))];
     if n >= 2 {
-        let broken = LayerSpec {
-            kind: LayerKind::Attention,
-            pos: PosKind::Index,
-            mask: Mask::None,
-            readout: spec.readout,
-            index_scale: 1.0,
-            ..*spec
+        let owned;
+        let broken_perms = if perms.non_identity_count() == 0 {
+            owned = non_identity(&[], n)?;
+            Perms::List(&owned)
+        } else {
+            perms
         };
-        let b = check(&broken, inputs, &non_identity(perms, n)?, dtype)?;
+        let mut f = fused_forward::<T>(&broken, inputs)?;
+        let count = broken_perms.non_identity_count();
+        let mut tick = stage_tick(watch, "broken-layer control", 1, stages, count);
+        let b = shared_pass(&mut *f, h.view(), broken_perms, true, property, &mut tick)?;
         controls.push(Control::broken(
             "broken layer (attention + index signal p·1.0)",
-            &b,
+            &b.report,
         ));
     }
-    let (e32, e64) = match dtype.require_layer()? {
-        Dtype::F32 => (
-            report.max_abs_error,
-            check(spec, inputs, perms, Dtype::F64)?.max_abs_error,
-        ),
-        _ => (
-            check(spec, inputs, perms, Dtype::F32)?.max_abs_error,
-            report.max_abs_error,
-        ),
+    timings.controls_s = t.elapsed().as_secs_f64();
+    let main_error = pass.report.max_abs_error;
+    let main_tol = pass.report.tolerance;
+    let report = pass.report;
+    drop(pass.base);
+
+    // The diagnosis: the same check in the other float type, fused kernel.
+    let t = std::time::Instant::now();
+    let other_name = if U::DTYPE == Dtype::F64 {
+        "f64 diagnosis"
+    } else {
+        "f32 diagnosis"
     };
-    let tol64 = check(spec, inputs, &perms[..1], Dtype::F64)?.tolerance;
-    Ok(SymmetryResult {
-        report,
-        weight_form,
-        controls,
-        diagnosis: Diagnosis::classify(e32, e64, tol64),
-    })
+    let hu = inputs.x.mapv(U::from_f64);
+    let mut f = fused_forward::<U>(spec, inputs)?;
+    let mut tick = stage_tick(watch, other_name, stages - 1, stages, perms.len());
+    let other = shared_pass(&mut *f, hu.view(), perms, false, property, &mut tick)?;
+    timings.diagnosis_s = t.elapsed().as_secs_f64();
+    (watch.progress)(other_name, 1.0);
+    let (e32, e64, tol64) = if U::DTYPE == Dtype::F64 {
+        (
+            main_error,
+            other.report.max_abs_error,
+            other.report.tolerance,
+        )
+    } else {
+        (other.report.max_abs_error, main_error, main_tol)
+    };
+    Ok((
+        SymmetryResult {
+            report,
+            weight_form,
+            controls,
+            diagnosis: Diagnosis::classify(e32, e64, tol64),
+        },
+        timings,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layer::InputSpec;
+    use crate::symmetry::check_weight_equivariance_heads;
+
+    /// The shared run's evidence equals each piece computed on its own, with its own forwards.
+    #[test]
+    fn shared_evidence_equals_independently_computed_evidence() {
+        let inputs = InputSpec {
+            n: Some(7),
+            dim: Some(6),
+            heads: 2,
+            seed: 5,
+            ..InputSpec::default()
+        }
+        .build()
+        .unwrap();
+        let spec = LayerSpec::default();
+        let perms = Permutation::random(7, 4, 9, true).unwrap();
+        let (r, t) = symmetry_observed(
+            &spec,
+            &inputs,
+            Perms::List(&perms),
+            Dtype::F32,
+            &Watch {
+                cancel: &|| Ok(()),
+                progress: &|_, _| {},
+            },
+        )
+        .unwrap();
+        // The check: the weights path (A·V with the returned A), as `check` computes it.
+        assert_eq!(r.report, check(&spec, &inputs, &perms, Dtype::F32).unwrap());
+        // The weight form: the worst head of the per-head check.
+        let h = inputs.x.mapv(|v| v as f32);
+        let full = spec.attention_fn::<f32>(&inputs).unwrap();
+        let heads =
+            check_weight_equivariance_heads(|x| Ok(full(x)?.weights), h.view(), &perms).unwrap();
+        let worst = heads
+            .iter()
+            .fold(&heads[0], |b, r| if r.margin > b.margin { r } else { b });
+        assert_eq!(r.weight_form.as_ref(), Some(worst));
+        // Identity control: exactly 0, as a second forward of H would give.
+        let id = check(&spec, &inputs, &[Permutation::identity(7)], Dtype::F32).unwrap();
+        assert_eq!(r.controls[0].max_abs_error, id.max_abs_error);
+        assert_eq!(r.controls[0].max_abs_error, 0.0);
+        // Broken layer and diagnosis: the fused path, computed independently.
+        let broken = LayerSpec {
+            pos: PosKind::Index,
+            index_scale: 1.0,
+            ..spec
+        };
+        let fb = broken.build_fused::<f32>(&inputs).unwrap();
+        let b = check_equivariance(&fb, h.view(), &perms).unwrap();
+        assert_eq!(r.controls[1].max_abs_error, b.max_abs_error);
+        assert_eq!(r.controls[1].margin, b.margin);
+        assert!(r.controls[1].ok);
+        let h64 = inputs.x.clone();
+        let f64_ = spec.build_fused::<f64>(&inputs).unwrap();
+        let d64 = check_equivariance(&f64_, h64.view(), &perms).unwrap();
+        assert_eq!(r.diagnosis.f64_error, d64.max_abs_error);
+        assert_eq!(r.diagnosis.f32_error, r.report.max_abs_error);
+        assert_eq!(
+            r.diagnosis,
+            Diagnosis::classify(r.report.max_abs_error, d64.max_abs_error, d64.tolerance)
+        );
+        for s in [
+            t.forwards_s,
+            t.comparisons_s,
+            t.weight_form_s,
+            t.controls_s,
+            t.diagnosis_s,
+        ] {
+            assert!(s.is_finite() && s >= 0.0, "{t:?}");
+        }
+    }
+
+    /// A readout check has no weight form and equals [`check`]; `symmetry` (the list form)
+    /// and the exhaustive form agree.
+    #[test]
+    fn a_readout_check_runs_fused_and_the_exhaustive_form_equals_the_list() {
+        let inputs = InputSpec {
+            n: Some(5),
+            dim: Some(4),
+            ..InputSpec::default()
+        }
+        .build()
+        .unwrap();
+        let spec = LayerSpec {
+            readout: Readout::Mean,
+            ..LayerSpec::default()
+        };
+        let all = Permutation::all(5).unwrap();
+        let listed = symmetry(&spec, &inputs, &all, Dtype::F64).unwrap();
+        assert!(listed.weight_form.is_none());
+        assert_eq!(
+            listed.report,
+            check(&spec, &inputs, &all, Dtype::F64).unwrap()
+        );
+        let watch = Watch {
+            cancel: &|| Ok(()),
+            progress: &|_, _| {},
+        };
+        let (streamed, _) =
+            symmetry_observed(&spec, &inputs, Perms::All(5), Dtype::F64, &watch).unwrap();
+        assert_eq!(streamed.report, listed.report);
+        assert_eq!(
+            streamed.controls[1].max_abs_error,
+            listed.controls[1].max_abs_error
+        );
+        assert_eq!(streamed.diagnosis, listed.diagnosis);
+    }
 }

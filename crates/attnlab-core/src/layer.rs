@@ -580,11 +580,33 @@ impl LayerSpec {
         Ok((h, out, trace))
     }
 
-    /// The full layer (positions, layer, readout) in dtype `T` as a function of `H`.
+    /// The full layer (positions, layer, readout) in dtype `T` as a function of `H`. Attention
+    /// runs [`Attention::forward`]: its output is `A·V` with the very `A` that
+    /// [`LayerSpec::attention_fn`] returns (bit for bit).
     ///
     /// # Errors
     /// Shapes that do not fit, or a readout row outside the sequence.
     pub fn build<'a, T: Real>(&'a self, inputs: &'a Inputs) -> Result<LayerFn<'a, T>> {
+        self.build_path(inputs, true)
+    }
+
+    /// [`LayerSpec::build`] on the fast path: attention runs the fused online-softmax kernel
+    /// ([`Attention::forward_output_only`]), which never forms an n × n matrix. The same
+    /// mathematics; the output differs from [`LayerSpec::build`]'s by round-off (the softmax
+    /// is normalised per key block instead of once), within the bounds the attention tests
+    /// assert.
+    ///
+    /// # Errors
+    /// As [`LayerSpec::build`].
+    pub fn build_fused<'a, T: Real>(&'a self, inputs: &'a Inputs) -> Result<LayerFn<'a, T>> {
+        self.build_path(inputs, false)
+    }
+
+    fn build_path<'a, T: Real>(
+        &'a self,
+        inputs: &'a Inputs,
+        with_weights: bool,
+    ) -> Result<LayerFn<'a, T>> {
         let (n, d) = inputs.x.dim();
         if let Readout::Row(i) = self.readout {
             if i >= n {
@@ -605,14 +627,20 @@ impl LayerSpec {
                 } else {
                     None
                 };
-                Box::new(move |h: ArrayView2<T>| match &rope {
-                    Some(r) => {
+                Box::new(move |h: ArrayView2<T>| match (&rope, with_weights) {
+                    (Some(r), true) => {
                         let positions: Vec<i64> = (0..h.nrows() as i64).collect();
                         Ok(layer
                             .forward_with(h, &|x: ArrayView2<T>| r.apply(x, &positions))?
                             .output)
                     }
-                    None => Ok(layer.forward(h)?.output),
+                    (Some(r), false) => {
+                        let positions: Vec<i64> = (0..h.nrows() as i64).collect();
+                        layer
+                            .forward_output_only_with(h, &|x: ArrayView2<T>| r.apply(x, &positions))
+                    }
+                    (None, true) => Ok(layer.forward(h)?.output),
+                    (None, false) => layer.forward_output_only(h),
                 })
             }
             LayerKind::Rnn => {

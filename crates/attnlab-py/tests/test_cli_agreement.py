@@ -6,10 +6,11 @@ Two layers on the course program's X (`--rng numpy --seed 0`):
   that describes the check is bit-identical to ``attnlab equivariance --json`` — holds,
   verdict, property, equation, max_abs_error, max_rel_error, max_ulps, tolerance,
   tolerance_derivation, margin, permutations_checked, permutations, worst, mask, readout,
-  dtype, n, dim, the positive control, the negative control's numbers (f(X + P) is the CLI's
-  "attention + index signal p·1.0"), and in float64 the whole diagnosis. (In float32 the CLI's
-  float64 run uses its float64 draw of X, the function's the widened float32 X: only the
-  diagnosis' conclusion must match.)
+  dtype, n, dim, the positive control and the diagnosis' own-dtype error. The CLI computes
+  its negative control (f(X + P) is its "attention + index signal p·1.0") and the other
+  dtype's check on the fused kernel (issue 12), the function runs the weights path: the
+  negative control's structural error and margin agree to the dtype's round-off, the
+  diagnosis' conclusion is the same.
 * a numpy re-implementation (numpy's BLAS sums in another order than the core's GEMM): the
   structure of the check is identical (holds, verdict, property, equation, permutations,
   permutations_checked, n, dim, dtype, mask, readout, the diagnosis' conclusion); the tolerance
@@ -73,12 +74,27 @@ def assert_same_check(py, cli, dtype):
     for k in CHECK_FIELDS:
         assert py[k] == cli[k], k
     assert py["controls"][0] == cli["controls"][0]
-    for k in ("max_abs_error", "margin", "ok"):
-        assert py["controls"][1][k] == cli["controls"][1][k], k
-    if dtype == "f64":
-        assert py["diagnosis"] == cli["diagnosis"]
-    else:
-        assert py["diagnosis"]["conclusion"] == cli["diagnosis"]["conclusion"]
+    assert_same_controls_and_diagnosis(py, cli, dtype)
+
+
+def assert_same_controls_and_diagnosis(py, cli, dtype):
+    # The CLI runs its broken-layer control and the other dtype's check on the fused kernel
+    # (issue 12: each forward once, the fast path for the extra evidence), the caller's layer
+    # here runs attnlab.attention (the weights path): the same mathematics, rounded
+    # differently. The broken layer's error is structural (≫ round-off), so it agrees to the
+    # dtype's round-off; the other dtype's round-off error is not comparable bit for bit, its
+    # conclusion is.
+    rel = 1e-4 if dtype == "f32" else 1e-10
+    assert py["controls"][1]["ok"] == cli["controls"][1]["ok"]
+    for k in ("max_abs_error", "margin"):
+        assert py["controls"][1][k] == pytest.approx(cli["controls"][1][k], rel=rel), k
+    assert_same_diagnosis(py, cli, dtype)
+
+
+def assert_same_diagnosis(py, cli, dtype):
+    assert py["diagnosis"]["conclusion"] == cli["diagnosis"]["conclusion"]
+    own = "f64_error" if dtype == "f64" else "f32_error"
+    assert py["diagnosis"][own] == cli["diagnosis"][own]
 
 
 CASES = [
@@ -103,13 +119,17 @@ def test_core_attention_equals_the_cli_json(cli_args, kw, dtype):
 def test_attnlab_run_is_the_cli_json():
     X, Wq, Wk, Wv = course_inputs()
     cli = cli_json("equivariance", "--rng", "numpy", "--pos", "index")
-    assert attnlab.run("equivariance", rng="numpy", pos="index") == cli
+    # Equal reports, but for the seconds each run took (`timings`: measurements, not results).
+    ran = attnlab.run("equivariance", rng="numpy", pos="index")
+    assert set(ran["timings"]) == set(cli["timings"])
+    assert {k: v for k, v in ran.items() if k != "timings"} == {k: v for k, v in cli.items() if k != "timings"}
     # And the function form of the same layer (index signal 0.1) gives the same check.
     f = index_bias(core_attention(Wq, Wk, Wv), 0.1)
     py = attnlab.check_equivariance(f, X).to_dict()
     for k in CHECK_FIELDS:
         assert py[k] == cli[k], k
-    assert py["diagnosis"] == cli["diagnosis"]
+    # (Its negative control is f + p·1.0 on a layer that already adds p·0.1: not the CLI's.)
+    assert_same_diagnosis(py, cli, "f64")
 
 
 def test_numpy_reimplementation_agrees_with_the_cli():

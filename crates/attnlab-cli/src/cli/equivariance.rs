@@ -2,11 +2,13 @@
 
 use attnlab_core::api::equivariance::EquivarianceRequest;
 use attnlab_core::api::value::List;
-use attnlab_core::api::{Outcome, Request};
+use attnlab_core::api::{Outcome, Report, Request};
 use attnlab_core::layer::{LayerKind, Readout};
 
 use super::common::InputArgs;
-use super::exec::{execute_html, Show};
+use super::exec::{
+    emit_with_text, execute_html, run_with_progress, stdout_error, write_html, Show,
+};
 
 /// Options of `attnlab equivariance`.
 #[derive(Debug, clap::Args)]
@@ -34,6 +36,10 @@ pub struct EquivarianceArgs {
     /// Also write the report as one self-contained HTML file (inline SVG and CSS, no script).
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
+    /// Also print the seconds each part took and the permutations per second (the JSON
+    /// report always has them, under `timings`).
+    #[arg(long)]
+    pub timings: bool,
 }
 
 pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
@@ -46,12 +52,32 @@ pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
         samples: args.samples,
         perm_seed: args.perm_seed,
     });
-    execute_html(
-        &request,
-        &Show {
-            json: args.input.json,
-            plot_dir: args.input.plot.as_deref(),
-        },
-        args.html.as_deref(),
-    )
+    let show = Show {
+        json: args.input.json,
+        plot_dir: args.input.plot.as_deref(),
+    };
+    if !args.timings || show.json {
+        return execute_html(&request, &show, args.html.as_deref());
+    }
+    // The text with one more line: the timings, which vary from run to run.
+    let report = run_with_progress(&request)?;
+    if let Some(path) = args.html.as_deref() {
+        write_html(path, request.command(), &report)?;
+    }
+    let mut text = attnlab_render::text::render(&report);
+    if let Report::Equivariance(r) = &report {
+        text.push_str(&attnlab_render::text::equivariance_timings(&r.timings));
+        text.push('\n');
+    }
+    emit_with_text(&report, Some(&text), &show)?;
+    if let Some(path) = args.html.as_deref() {
+        use std::io::Write;
+        writeln!(
+            std::io::stdout().lock(),
+            "HTML report written to {}",
+            path.display()
+        )
+        .map_err(stdout_error)?;
+    }
+    Ok(report.outcome())
 }

@@ -162,3 +162,41 @@ pub fn assert_no_internals_in_json(context: &str, v: &Value) {
         _ => {}
     }
 }
+
+/// Replaces every value under a `timings` object (measurements of one run, which vary from run
+/// to run) by `"[measured]"`, keeping the field names: the redaction of JSON snapshots.
+pub fn redact_timings(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            for (k, x) in map.iter_mut() {
+                match (k.as_str(), &mut *x) {
+                    ("timings", Value::Object(t)) => {
+                        for (_, m) in t.iter_mut() {
+                            *m = Value::String("[measured]".into());
+                        }
+                    }
+                    _ => redact_timings(x),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(redact_timings),
+        _ => {}
+    }
+}
+
+/// `v` without its `timings` objects (at any depth): two runs of one request agree on
+/// everything but the seconds they took.
+pub fn without_timings(mut v: Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                m.remove("timings");
+                m.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    v
+}

@@ -678,22 +678,33 @@ mod tests {
             }
             assert_eq!(cli["controls"][0], mine["controls"][0]);
             // The CLI's broken layer is attention + p·1.0; f(X + P) is that same layer when f
-            // is the bare attention (with --pos index, f already adds p·0.1 of its own).
+            // is the bare attention (with --pos index, f already adds p·0.1 of its own). The
+            // CLI runs it on the fused kernel, f on the weights path: the same structural
+            // error, rounded differently — within a few eps relative (the error is ≫ round-off).
             if pos == PosKind::None {
-                for k in ["max_abs_error", "margin", "ok"] {
-                    assert_eq!(cli["controls"][1][k], mine["controls"][1][k], "{k}");
+                assert_eq!(cli["controls"][1]["ok"], mine["controls"][1]["ok"]);
+                let rel = 64.0 * dtype.eps();
+                for k in ["max_abs_error", "margin"] {
+                    let (c, m) = (
+                        cli["controls"][1][k].as_f64().unwrap(),
+                        mine["controls"][1][k].as_f64().unwrap(),
+                    );
+                    assert!((c - m).abs() <= rel * c.abs(), "{k}: {c} vs {m}");
                 }
             }
-            // In f64 the diagnosis evaluates both on the same f32 copy of X: identical. In f32
-            // the CLI's f64 run uses the f64 draw, the function's the widened f32 X.
-            if dtype == Dtype::F64 {
-                assert_eq!(cli["diagnosis"], mine["diagnosis"]);
+            // The diagnosis: the check's own dtype is the same computation (identical error);
+            // the other dtype runs the fused kernel in the CLI (issue 12), so only its
+            // conclusion is comparable.
+            assert_eq!(
+                cli["diagnosis"]["conclusion"],
+                mine["diagnosis"]["conclusion"]
+            );
+            let own = if dtype == Dtype::F64 {
+                "f64_error"
             } else {
-                assert_eq!(
-                    cli["diagnosis"]["conclusion"],
-                    mine["diagnosis"]["conclusion"]
-                );
-            }
+                "f32_error"
+            };
+            assert_eq!(cli["diagnosis"][own], mine["diagnosis"][own]);
         }
     }
 

@@ -8,11 +8,11 @@ use super::value::List;
 use super::{Context, Outcome};
 use crate::attention::Mask;
 use crate::chart::Chart;
-use crate::experiment::{self, Control, Diagnosis, PermChoice};
+use crate::experiment::{self, Control, Diagnosis, PermChoice, Watch};
 use crate::layer::{LayerKind, PosKind, Readout};
 use crate::limits::{self, Budget};
 use crate::rng::RngKind;
-use crate::symmetry::{CheckReport, Permutation, Property, Verdict, Worst};
+use crate::symmetry::{CheckReport, Perms, Permutation, Property, Verdict, Worst};
 use crate::{Dtype, Error, Result};
 
 /// The request of `attnlab equivariance`.
@@ -130,6 +130,34 @@ pub struct EquivarianceReport {
     pub diagnosis: Diagnosis,
     /// A caveat about what the check can show (e.g. n = 1 has only the identity).
     pub note: Option<String>,
+    /// Where the time went (seconds per part): measurements of this run, not results — they
+    /// vary from run to run.
+    pub timings: EquivarianceTimings,
+}
+
+/// Seconds spent in each part of an equivariance check, and its rate. Every forward pass is
+/// computed once: the weight form compares the check's own weights, the identity control the
+/// check's own `f(H)`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct EquivarianceTimings {
+    /// Drawing or loading the inputs and choosing the permutations.
+    pub inputs_s: f64,
+    /// The check's forward passes: `f(H)` once, `f(ΠH)` once per permutation (with every
+    /// head's weights when the weight form is checked).
+    pub forwards_s: f64,
+    /// Comparing `f(ΠH)` with `Π f(H)` (or `f(H)`).
+    pub comparisons_s: f64,
+    /// Comparing `A(ΠH)` with `Π A(H) Πᵀ` (no forwards of its own).
+    pub weight_form_s: f64,
+    /// The identity control (no forward of its own) and the broken-layer control.
+    pub controls_s: f64,
+    /// The same check in the other float type (f64 for an f32 layer), fused kernel.
+    pub diagnosis_s: f64,
+    /// The whole run, from the request to the report.
+    pub total_s: f64,
+    /// Permutations of the check per second of the check (forwards, comparisons and the
+    /// weight form): `permutations_checked / (forwards_s + comparisons_s + weight_form_s)`.
+    pub permutations_per_second: f64,
 }
 
 impl EquivarianceReport {
@@ -199,14 +227,14 @@ fn permutation_count(req: &EquivarianceRequest, n: usize) -> u64 {
 }
 
 /// What a check over P permutations of an n × d input with k heads needs: the inputs; the
-/// forward passes — the check and the weight form (P + 1 each), the identity control (2), the
-/// broken-layer control (P + 1), the other dtype's check (P + 1) and its tolerance (2), so
-/// `4·(P + 1) + 4` at most — each [`super::layer_input::forward_budget`]; the permutations
+/// forward passes — the check (P + 1, whose weights also give the weight form and whose f(H)
+/// is the identity control's), the broken-layer control (P + 1) and the other dtype's check
+/// (P + 1), so `3·(P + 1)` — each [`super::layer_input::forward_budget`]; the permutations
 /// (`P·n` indices) and the compared arrays (four n × d and four k·n² at a time).
 pub fn budget_for(n: usize, d: usize, heads: usize, perms: u64) -> Budget {
     let (nn, dd, h) = (limits::u(n), limits::u(d), limits::u(heads));
     let forward = forward_budget(n, d, heads);
-    let forwards = perms.saturating_add(1).saturating_mul(4).saturating_add(4);
+    let forwards = perms.saturating_add(1).saturating_mul(3);
     let compared = limits::matrices(4, nn, dd).saturating_add(limits::matrices(4 * h, nn, nn));
     let compare_ops = perms.saturating_mul(limits::product(&[10, nn, dd + h * nn]));
     Budget::new(
@@ -233,6 +261,7 @@ pub fn budget(req: &EquivarianceRequest) -> Budget {
 /// Bad options (see [`LayerInput::inputs`]), a permutation of the wrong length, conflicting
 /// permutation choices, requests over `ctx.limits`.
 pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceReport> {
+    let start = std::time::Instant::now();
     let a = &req.input;
     let chosen = req.perm.is_some() as u8 + req.exhaustive as u8 + req.samples.is_some() as u8;
     if chosen > 1 {
@@ -263,14 +292,27 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
         (None, false, Some(k)) => PermChoice::Samples { k, seed: perm_seed },
         (None, false, None) => PermChoice::default_for(n, perm_seed),
     };
-    let perms = choice.permutations(n)?;
+    // All n! permutations are generated in place as they are checked, not listed.
+    let listed = match choice {
+        PermChoice::Exhaustive => {
+            Permutation::exhaustive_length(n)?;
+            Vec::new()
+        }
+        _ => choice.permutations(n)?,
+    };
+    let perms = match choice {
+        PermChoice::Exhaustive => Perms::All(n),
+        _ => Perms::List(&listed),
+    };
+    let inputs_s = start.elapsed().as_secs_f64();
     ctx.check_cancelled("equivariance check")?;
-    let result = experiment::symmetry_with(&spec, &inputs, &perms, a.dtype, &|| {
-        ctx.check_cancelled("equivariance check")
-    })?;
+    let watch = Watch {
+        cancel: &|| ctx.check_cancelled("equivariance check"),
+        progress: &|stage, fraction| (ctx.progress)(stage, fraction),
+    };
+    let (result, parts) = experiment::symmetry_observed(&spec, &inputs, perms, a.dtype, &watch)?;
     let note = perms
-        .iter()
-        .all(Permutation::is_identity)
+        .all_identity()
         .then(|| crate::present::prose::only_identity(n));
     let permutations = match &choice {
         PermChoice::Given(_) => PermutationSet {
@@ -287,6 +329,21 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
             mode: PermutationMode::Random,
             count: *k,
             seed: Some(*seed),
+        },
+    };
+    let check_s = parts.forwards_s + parts.comparisons_s + parts.weight_form_s;
+    let timings = EquivarianceTimings {
+        inputs_s,
+        forwards_s: parts.forwards_s,
+        comparisons_s: parts.comparisons_s,
+        weight_form_s: parts.weight_form_s,
+        controls_s: parts.controls_s,
+        diagnosis_s: parts.diagnosis_s,
+        total_s: start.elapsed().as_secs_f64(),
+        permutations_per_second: if check_s > 0.0 {
+            result.report.permutations_checked as f64 / check_s
+        } else {
+            0.0
         },
     };
     let r = result.report;
@@ -318,5 +375,75 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
         controls: result.controls,
         diagnosis: result.diagnosis,
         note,
+        timings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    fn request(n: usize, dim: usize, exhaustive: bool) -> EquivarianceRequest {
+        EquivarianceRequest {
+            input: LayerInput {
+                n: Some(n),
+                dim: Some(dim),
+                dtype: Dtype::F32,
+                ..LayerInput::default()
+            },
+            exhaustive,
+            ..EquivarianceRequest::default()
+        }
+    }
+
+    #[test]
+    fn exhaustive_at_eight_checks_all_40320_permutations_with_progress_and_a_rate() {
+        let seen = Mutex::new(Vec::<(String, f64)>::new());
+        let progress = |stage: &str, f: f64| seen.lock().unwrap().push((stage.to_string(), f));
+        let ctx = Context {
+            progress: &progress,
+            ..Context::default()
+        };
+        let r = run(&request(8, 2, true), &ctx).unwrap();
+        assert_eq!(r.permutations_checked, 40_320);
+        assert_eq!(r.permutations.count, 40_320);
+        assert_eq!(r.permutations.mode, PermutationMode::Exhaustive);
+        assert_eq!(r.weight_form.as_ref().unwrap().permutations_checked, 40_320);
+        assert!(r.holds && r.controls.iter().all(|c| c.ok), "{r:?}");
+        let t = r.timings;
+        assert!(t.permutations_per_second > 0.0 && t.permutations_per_second.is_finite());
+        let parts = t.inputs_s
+            + t.forwards_s
+            + t.comparisons_s
+            + t.weight_form_s
+            + t.controls_s
+            + t.diagnosis_s;
+        assert!(parts <= t.total_s, "{t:?}");
+        // Progress: every stage reported, fractions never go back, the last is 1.
+        let seen = seen.into_inner().unwrap();
+        let fractions: Vec<f64> = seen.iter().map(|s| s.1).collect();
+        assert!(fractions.windows(2).all(|w| w[0] <= w[1]), "{fractions:?}");
+        assert_eq!(fractions.last(), Some(&1.0));
+        for stage in [
+            "equivariance check",
+            "broken-layer control",
+            "f64 diagnosis",
+        ] {
+            assert!(seen.iter().any(|s| s.0 == stage), "{stage}");
+        }
+        // At most a few hundred progress calls per stage, not one per permutation.
+        assert!(seen.len() < 1000, "{}", seen.len());
+    }
+
+    #[test]
+    fn the_budget_counts_the_forwards_computed_once() {
+        let one = budget_for(64, 8, 1, 1);
+        let forward = forward_budget(64, 8, 1);
+        // 3·(P + 1) forwards plus the comparisons.
+        assert!(
+            one.ops >= 6 * forward.ops && one.ops < 7 * forward.ops,
+            "{one:?}"
+        );
+    }
 }

@@ -180,7 +180,99 @@ pub struct Diff {
     pub difference: Array2<f64>,
 }
 
-/// Compares `a` and `b` entry by entry (differences taken in `f64`).
+/// The summary of an entry-by-entry comparison, without the array of differences: what a
+/// check keeps of each permutation (see [`compare_by`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DiffStats {
+    /// max |a − b| (∞ for a NaN difference).
+    pub max_abs: f64,
+    /// Position of the first max in row-major order.
+    pub at: (usize, usize),
+    /// max |a − b| / max |b| (0 when both are zero).
+    pub rel: f64,
+    /// Largest ULP distance in the arrays' own type.
+    pub max_ulps: u64,
+}
+
+/// Compares `a(i, j)` with `b(i, j)` over a `rows × cols` grid in row-major order, in `f64`,
+/// without allocating: the same numbers as [`compare`] on the two arrays those functions
+/// index. A check compares `f(ΠH)` with `Π f(H)` by indexing `f(H)` through the permutation
+/// instead of building `Π f(H)` (or `Π A Πᵀ`).
+pub fn compare_by<T: Real>(
+    (rows, cols): (usize, usize),
+    a: impl Fn(usize, usize) -> T,
+    b: impl Fn(usize, usize) -> T,
+) -> DiffStats {
+    let mut acc = DiffAcc::new();
+    for i in 0..rows {
+        for j in 0..cols {
+            acc.push(i, j, a(i, j), b(i, j));
+        }
+    }
+    acc.finish()
+}
+
+/// The running state of [`compare_by`], for comparisons that walk the entries themselves (in
+/// row-major order) to use slices instead of indexing.
+pub(crate) struct DiffAcc {
+    max_abs: f64,
+    at: (usize, usize),
+    max_ulps: u64,
+    b_max: f64,
+}
+
+impl DiffAcc {
+    pub(crate) fn new() -> Self {
+        DiffAcc {
+            max_abs: 0.0,
+            at: (0, 0),
+            max_ulps: 0,
+            b_max: 0.0,
+        }
+    }
+
+    /// Adds entry (i, j): `x` from the left-hand side, `y` from the right.
+    #[inline]
+    pub(crate) fn push<T: Real>(&mut self, i: usize, j: usize, x: T, y: T) {
+        let e = (x.to_f64() - y.to_f64()).abs();
+        // NaN compares false: treat it as infinitely wrong.
+        if e > self.max_abs || (e.is_nan() && !self.max_abs.is_nan()) {
+            self.max_abs = if e.is_nan() { f64::INFINITY } else { e };
+            self.at = (i, j);
+        }
+        self.max_ulps = self.max_ulps.max(T::ulps_between(x, y));
+        self.b_max = self.b_max.max(y.to_f64().abs());
+    }
+
+    /// Adds the entries of `later`, which all come after this accumulator's in row-major order
+    /// (finite differences: its max replaces ours only when strictly larger, so the first max
+    /// is kept).
+    pub(crate) fn merge(&mut self, later: DiffAcc) {
+        if later.max_abs > self.max_abs {
+            self.max_abs = later.max_abs;
+            self.at = later.at;
+        }
+        self.max_ulps = self.max_ulps.max(later.max_ulps);
+        self.b_max = self.b_max.max(later.b_max);
+    }
+
+    pub(crate) fn finish(self) -> DiffStats {
+        let rel = if self.max_abs == 0.0 {
+            0.0
+        } else {
+            self.max_abs / self.b_max.max(f64::MIN_POSITIVE)
+        };
+        DiffStats {
+            max_abs: self.max_abs,
+            at: self.at,
+            rel,
+            max_ulps: self.max_ulps,
+        }
+    }
+}
+
+/// Compares `a` and `b` entry by entry (differences taken in `f64`): [`compare_by`] on the two
+/// arrays, plus the array of differences `a − b`.
 ///
 /// # Errors
 /// Different shapes.
@@ -192,37 +284,18 @@ pub fn compare<T: Real>(a: ArrayView2<T>, b: ArrayView2<T>) -> Result<Diff> {
             format!("{:?}", a.dim()),
         ));
     }
-    let difference = Array2::from_shape_fn(a.dim(), |ix| a[ix].to_f64() - b[ix].to_f64());
-    let mut max_abs = 0.0f64;
-    let mut at = (0, 0);
-    let mut max_ulps = 0u64;
-    let mut b_max = 0.0f64;
-    for ((ix, &d), (&x, &y)) in difference.indexed_iter().zip(a.iter().zip(b.iter())) {
-        let e = d.abs();
-        // NaN compares false: treat it as infinitely wrong.
-        if e > max_abs || (e.is_nan() && !max_abs.is_nan()) {
-            max_abs = if e.is_nan() { f64::INFINITY } else { e };
-            at = ix;
-        }
-        max_ulps = max_ulps.max(T::ulps_between(x, y));
-        b_max = b_max.max(y.to_f64().abs());
-    }
-    let rel = if max_abs == 0.0 {
-        0.0
-    } else {
-        max_abs / b_max.max(f64::MIN_POSITIVE)
-    };
+    let s = compare_by(a.dim(), |i, j| a[[i, j]], |i, j| b[[i, j]]);
     Ok(Diff {
-        max_abs,
-        at,
-        rel,
-        max_ulps,
-        difference,
+        max_abs: s.max_abs,
+        at: s.at,
+        rel: s.rel,
+        max_ulps: s.max_ulps,
+        difference: Array2::from_shape_fn(a.dim(), |ix| a[ix].to_f64() - b[ix].to_f64()),
     })
 }
 
 /// Accumulates the worst case over several transformations.
-struct Tracker {
+pub(crate) struct Tracker {
     max_abs: f64,
     max_rel: f64,
     max_ulps: u64,
@@ -231,7 +304,9 @@ struct Tracker {
 }
 
 impl Tracker {
-    fn new(n: usize) -> Self {
+    /// An empty tracker for permutations of `n` positions (its worst permutation's list has
+    /// room for n entries, so recording a new worst does not allocate).
+    pub(crate) fn new(n: usize) -> Self {
         Tracker {
             max_abs: -1.0,
             max_rel: 0.0,
@@ -254,24 +329,42 @@ impl Tracker {
         rhs: ArrayView2<T>,
         row_offset: usize,
     ) -> Result<()> {
-        let d = compare(lhs, rhs)?;
+        if lhs.dim() != rhs.dim() {
+            return Err(Error::shape(
+                "comparison",
+                format!("{:?}", rhs.dim()),
+                format!("{:?}", lhs.dim()),
+            ));
+        }
+        let d = compare_by(lhs.dim(), |i, j| lhs[[i, j]], |i, j| rhs[[i, j]]);
+        let (l, r) = (lhs[d.at].to_f64(), rhs[d.at].to_f64());
+        self.add_stats(perm.as_slice(), &d, (l, r), row_offset);
+        Ok(())
+    }
+
+    /// Records one transformation's comparison `d` (`values` = lhs and rhs at `d.at`).
+    pub(crate) fn add_stats(
+        &mut self,
+        perm: &[usize],
+        d: &DiffStats,
+        (lhs, rhs): (f64, f64),
+        row_offset: usize,
+    ) {
         self.count += 1;
         self.max_rel = self.max_rel.max(d.rel);
         self.max_ulps = self.max_ulps.max(d.max_ulps);
         if d.max_abs > self.max_abs {
             self.max_abs = d.max_abs;
-            self.worst = Worst {
-                perm: perm.as_slice().to_vec(),
-                row: d.at.0 + row_offset,
-                col: d.at.1,
-                lhs: lhs[d.at].to_f64(),
-                rhs: rhs[d.at].to_f64(),
-            };
+            self.worst.perm.clear();
+            self.worst.perm.extend_from_slice(perm);
+            self.worst.row = d.at.0 + row_offset;
+            self.worst.col = d.at.1;
+            self.worst.lhs = lhs;
+            self.worst.rhs = rhs;
         }
-        Ok(())
     }
 
-    fn finish<T: Real>(self, property: Property, tol: Tolerance) -> CheckReport {
+    pub(crate) fn finish<T: Real>(self, property: Property, tol: Tolerance) -> CheckReport {
         let max_abs = self.max_abs.max(0.0);
         let holds = max_abs <= tol.value;
         CheckReport {
@@ -292,13 +385,13 @@ impl Tracker {
     }
 }
 
-fn max_abs<T: Real>(a: &Array2<T>) -> f64 {
+pub(crate) fn max_abs<T: Real>(a: &Array2<T>) -> f64 {
     a.iter().fold(0.0f64, |m, v| m.max(v.to_f64().abs()))
 }
 
 /// Rejects non-finite layer outputs: an overflowed layer says nothing about its symmetry, and
 /// inf − inf would make every comparison meaningless.
-fn ensure_finite<T: Real>(a: &Array2<T>) -> Result<()> {
+pub(crate) fn ensure_finite<T: Real>(a: &Array2<T>) -> Result<()> {
     ensure_finite_values(a.iter().copied())
 }
 
@@ -316,7 +409,7 @@ pub fn ensure_finite_values<T: Real>(mut values: impl Iterator<Item = T>) -> Res
     Ok(())
 }
 
-fn need_perms(perms: &[Permutation], n: usize) -> Result<()> {
+pub(crate) fn need_perms(perms: &[Permutation], n: usize) -> Result<()> {
     if perms.is_empty() {
         return Err(Error::invalid(
             "permutations",

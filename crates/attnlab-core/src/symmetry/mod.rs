@@ -6,10 +6,13 @@
 
 mod check;
 mod permutation;
+mod shared;
 
 pub use check::{
     check_equivariance, check_future_independence, check_invariance, check_prefix_invariance,
-    check_weight_equivariance, check_weight_equivariance_heads, compare, ensure_finite_values,
-    CheckReport, Diff, Property, Tolerance, Verdict, Worst, LAYER_OUTPUT,
+    check_weight_equivariance, check_weight_equivariance_heads, compare, compare_by,
+    ensure_finite_values, CheckReport, Diff, DiffStats, Property, Tolerance, Verdict, Worst,
+    LAYER_OUTPUT,
 };
 pub use permutation::Permutation;
+pub use shared::{identity_check, shared_pass, Forward, LayerInto, Pass, PassTimes, Perms};

@@ -182,6 +182,19 @@ impl Permutation {
     /// # Errors
     /// `n = 0` or `n > 8` (8! = 40 320 is the most an exhaustive check enumerates).
     pub fn all(n: usize) -> Result<Vec<Permutation>> {
+        let mut out = Vec::new();
+        Self::for_each_all(n, |p| {
+            out.push(Permutation(p.to_vec()));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Accepts the lengths an exhaustive check covers: 1..=8 (8! = 40 320 permutations).
+    ///
+    /// # Errors
+    /// n = 0 or n > 8, with the message suggesting random samples.
+    pub fn exhaustive_length(n: usize) -> Result<()> {
         if n == 0 || n > 8 {
             return Err(Error::invalid(
                 "exhaustive check length",
@@ -189,8 +202,28 @@ impl Permutation {
                 "1..=8 (n! permutations; use --samples K for longer sequences)",
             ));
         }
+        Ok(())
+    }
+
+    /// Calls `visit` with every permutation of `0..n` (n ≤ 8) as a list, in the order of
+    /// [`Permutation::all`] (Heap's algorithm, starting with the identity), from one buffer
+    /// rewritten in place: visiting n! permutations allocates nothing per permutation. Stops at
+    /// the first error `visit` returns.
+    ///
+    /// ```
+    /// use attnlab_core::symmetry::Permutation;
+    /// let mut seen = Vec::new();
+    /// Permutation::for_each_all(3, |p| { seen.push(p.to_vec()); Ok(()) }).unwrap();
+    /// let all: Vec<Vec<usize>> = Permutation::all(3).unwrap().iter().map(|p| p.as_slice().to_vec()).collect();
+    /// assert_eq!(seen, all);
+    /// ```
+    ///
+    /// # Errors
+    /// n = 0 or n > 8; whatever `visit` returns.
+    pub fn for_each_all(n: usize, mut visit: impl FnMut(&[usize]) -> Result<()>) -> Result<()> {
+        Self::exhaustive_length(n)?;
         let mut a: Vec<usize> = (0..n).collect();
-        let mut out = vec![Permutation(a.clone())];
+        visit(&a)?;
         let mut c = vec![0usize; n];
         let mut i = 1;
         while i < n {
@@ -200,7 +233,7 @@ impl Permutation {
                 } else {
                     a.swap(c[i], i);
                 }
-                out.push(Permutation(a.clone()));
+                visit(&a)?;
                 c[i] += 1;
                 i = 1;
             } else {
@@ -208,7 +241,7 @@ impl Permutation {
                 i += 1;
             }
         }
-        Ok(out)
+        Ok(())
     }
 
     /// `k` uniformly random permutations of `0..n` (Fisher–Yates on a ChaCha8 stream seeded

@@ -19,6 +19,7 @@ mod rope_score;
 pub mod session;
 mod table;
 
+pub use equivariance::timings as equivariance_timings;
 pub use table::{matrix_table, matrix_table_with, table, MAX_COLS_SHOWN, MAX_ROWS_SHOWN};
 
 use attnlab_core::api::Report;
