@@ -437,6 +437,25 @@ mod tests {
     }
 
     #[test]
+    fn the_issues_acceptance_runs_fit_the_default_work_limit() {
+        // `equivariance --n 4096 --dim 128 --samples 1` and `--n 8 --dim 64 --exhaustive`
+        // take 1.3 s and 2.9 s in release on the reference machine (docs/PERFORMANCE.md); the
+        // default limit is about 10 s. A run 30 times the exhaustive one's work stays refused.
+        let limits = crate::limits::Limits::default();
+        let big = budget_for(4096, 128, 1, 1);
+        let exhaustive = budget_for(8, 64, 1, 40_320);
+        println!(
+            "estimates: {:e} and {:e} of {:e}",
+            big.ops as f64, exhaustive.ops as f64, limits.max_work as f64
+        );
+        assert!(big.check("n = 4096", &limits).is_ok(), "{big:?}");
+        assert!(exhaustive.check("n = 8", &limits).is_ok(), "{exhaustive:?}");
+        assert!(budget_for(8, 256, 1, 40_320)
+            .check("d = 256", &limits)
+            .is_err());
+    }
+
+    #[test]
     fn the_budget_counts_the_forwards_computed_once() {
         let one = budget_for(64, 8, 1, 1);
         let forward = forward_budget(64, 8, 1);

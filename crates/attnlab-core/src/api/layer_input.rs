@@ -168,6 +168,15 @@ impl LayerInput {
     }
 }
 
+/// Flops of the attention kernel per operation of the work limit: f64's four 256-bit FMA lanes,
+/// two flops each (f32 has eight lanes and runs about twice as fast; the estimate keeps the
+/// slower dtype's cost).
+pub const KERNEL_LANE_FLOPS: u64 = 8;
+
+/// The fixed cost of one forward call in operations (buffers, packing, thread dispatch: about
+/// 24 µs measured at n = 8, d = 64, where the flops are negligible).
+pub const FORWARD_CALL_OPS: u64 = 100_000;
+
 /// The inputs of a run (X, the projections, the RNN's weights, in f64) and the layer's copies in
 /// its dtype: `8·(2·n·d + 10·d²)` bytes.
 pub fn inputs_bytes(n: usize, d: usize) -> u64 {
@@ -180,15 +189,25 @@ pub fn inputs_bytes(n: usize, d: usize) -> u64 {
 ///
 /// * memory: Q, K, V, the concatenated heads and the output (`5·n·d` values) and each head's
 ///   scores and weights (`2·heads·n²`), 8 bytes each;
-/// * operations: the projections and the output projection `2·n·d²·4`, the scores and the
-///   weighted sums `2·n²·d` each, the softmax `heads·n²·(TRANSCENDENTAL + 3)`, the rotary or
-///   additive positions `n·d·(2·TRANSCENDENTAL + 6)`.
+/// * operations: the vectorised part — the projections and the output projection `2·n·d²·4`,
+///   the scores and the weighted sums `2·n²·d` each, the softmax `heads·n²·(TRANSCENDENTAL + 3)`
+///   — divided by [`KERNEL_LANE_FLOPS`] (the fused kernel does that many flops per operation
+///   of the scalar code the limit was calibrated on), the rotary or additive positions
+///   `n·d·(2·TRANSCENDENTAL + 6)` (scalar), and [`FORWARD_CALL_OPS`] per call.
+///
+/// Calibrated against the fused kernel (release, the 2-core reference machine; the default
+/// limit of 2³⁵ is about 10 s): `equivariance --n 4096 --dim 128 --dtype f32` (6 forwards)
+/// took 1.3 s and is estimated at 7.5·10⁹ (≈ 2 s); `--n 8 --dim 64 --exhaustive` (120 963
+/// forwards, per-call overhead dominated) took 2.9 s and is estimated at 1.9·10¹⁰ (≈ 6 s); the
+/// test `the_issues_acceptance_runs_fit_the_default_work_limit` computes both.
 pub fn forward_budget(n: usize, d: usize, heads: usize) -> Budget {
     let (n, d, h) = (limits::u(n), limits::u(d), limits::u(heads));
     let bytes = limits::matrices(5, n, d).saturating_add(limits::matrices(2 * h, n, n));
-    let ops = limits::product(&[8, n, d, d])
+    let vectorised = limits::product(&[8, n, d, d])
         .saturating_add(limits::product(&[4, n, n, d]))
-        .saturating_add(limits::product(&[h, n, n, limits::TRANSCENDENTAL + 3]))
-        .saturating_add(limits::product(&[n, d, 2 * limits::TRANSCENDENTAL + 6]));
+        .saturating_add(limits::product(&[h, n, n, limits::TRANSCENDENTAL + 3]));
+    let ops = (vectorised / KERNEL_LANE_FLOPS)
+        .saturating_add(limits::product(&[n, d, 2 * limits::TRANSCENDENTAL + 6]))
+        .saturating_add(FORWARD_CALL_OPS);
     Budget::new(bytes.saturating_add(limits::matrices(10, d, d)), ops)
 }

@@ -414,7 +414,10 @@ mod tests {
         let c = categories(&names, word + 6.0 - 1.0);
         assert!(!c.upright && c.size < TICK_SIZE, "{c:?}");
         assert_eq!(c.lines[2], vec!["sinusoidal".to_string()]);
-        let c = categories(&names, text::width("sinusoidal", TICK_SIZE - 3.0) + 6.0 - 1.0);
+        let c = categories(
+            &names,
+            text::width("sinusoidal", TICK_SIZE - 3.0) + 6.0 - 1.0,
+        );
         assert!(c.upright, "{c:?}");
     }
 
