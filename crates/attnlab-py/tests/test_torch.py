@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import copy
+import os
 
 import numpy as np
 import pytest
 
 import attnlab
 
-torch = pytest.importorskip(
-    "torch", reason="torch is not installed: the MultiheadAttention check needs it (pip install torch)"
-)
+try:
+    import torch
+except ImportError:  # an oracle: a visible skip locally, a failure under CI (.ci/run installs torch)
+    if os.environ.get("CI"):
+        raise
+    pytest.skip("torch is not installed: the MultiheadAttention check needs it (pip install torch)",
+                allow_module_level=True)
 
 
 def wrap(mha, attn_mask=None):
