@@ -273,6 +273,10 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
     }
     let spec = a.prepare(ctx)?;
     let (n, d) = spec.shape()?;
+    // The option's own range speaks before the budget (n = 9 is "1..=8", not "too much work").
+    if req.exhaustive {
+        Permutation::exhaustive_length(n)?;
+    }
     let count = permutation_count(req, n);
     budget_for(n, d, a.heads, count).check(
         format!(
