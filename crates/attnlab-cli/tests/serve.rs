@@ -146,12 +146,12 @@ mod with_feature {
             0 | 1 => {
                 assert_eq!(a.status, 200, "{argv:?}: {}", a.body);
                 // The same document, apart from the time each run took (`timings`).
-                let untimed = |text: &str| {
-                    let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
-                    v.as_object_mut().map(|o| o.remove("timings"));
-                    v
-                };
-                assert_eq!(untimed(&a.body), untimed(&stdout), "{argv:?}");
+                let json = |text: &str| serde_json::from_str(text).unwrap();
+                assert_eq!(
+                    super::common::without_timings(json(&a.body)),
+                    super::common::without_timings(json(&stdout)),
+                    "{argv:?}"
+                );
                 let outcome = if code == 0 { "holds" } else { "fails" };
                 assert_eq!(a.header("x-attnlab-outcome"), Some(outcome));
             }

@@ -1,6 +1,6 @@
 //! A minimal blocking HTTP/1.1 client for the tests of the server (here and in the CLI's
 //! tests): one request per connection, `Content-Length` bodies only — what `attnlab serve`
-//! answers. Not a general client.
+//! answers. Not a general client. And [`without_timings`], how the tests compare two reports.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -89,4 +89,27 @@ pub fn post(addr: SocketAddr, path: &str, body: &str) -> std::io::Result<Answer>
 /// See [`request`].
 pub fn get(addr: SocketAddr, path: &str) -> std::io::Result<Answer> {
     request(addr, "GET", path, b"")
+}
+
+/// A JSON body with every `timings` object removed (at any depth), re-serialised compactly: the
+/// seconds a run took differ from run to run, everything else in two runs' reports must be
+/// identical. A body that is not JSON is returned as it is.
+pub fn without_timings(body: &str) -> String {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.remove("timings");
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<serde_json::Value>(body) {
+        Ok(mut v) => {
+            strip(&mut v);
+            v.to_string()
+        }
+        Err(_) => body.to_string(),
+    }
 }

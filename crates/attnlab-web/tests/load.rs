@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use attnlab_core::api::{self, Request};
-use attnlab_web::testing::{get, post};
+use attnlab_web::testing::{get, post, without_timings};
 use attnlab_web::{serve, Limits};
 
 const CLIENTS: usize = 8;
@@ -15,28 +15,6 @@ const REQUESTS: usize = 2000;
 
 /// (method, path, body, expected status, expected body).
 type Case = (&'static str, &'static str, &'static str, u16, String);
-
-/// The body with every `timings` object removed: the seconds a run took are measurements that
-/// differ from run to run; everything else in a report must be identical under load.
-fn without_timings(body: &str) -> String {
-    fn strip(v: &mut serde_json::Value) {
-        match v {
-            serde_json::Value::Object(m) => {
-                m.remove("timings");
-                m.values_mut().for_each(strip);
-            }
-            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    match serde_json::from_str::<serde_json::Value>(body) {
-        Ok(mut v) => {
-            strip(&mut v);
-            v.to_string()
-        }
-        Err(_) => body.to_string(),
-    }
-}
 
 fn report(command: &str, body: &str) -> String {
     let req = Request::from_json(command, serde_json::from_str(body).unwrap()).unwrap();
