@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::params::{list, ConfigView};
-use super::{pos_freqs, Regime, Regimes, RopeKind};
+use super::{Regimes, RopeKind, Unscaled};
 use crate::{Error, Real, Result};
 
 /// M-RoPE: the default frequencies and the section split.
@@ -74,7 +74,14 @@ impl RopeKind for Mrope {
         if planes != (rotary_dim / 2) as u64 {
             return Err(Error::invalid(
                 "rope parameter mrope_section",
-                format!("{:?} ({planes} planes)", self.mrope_section),
+                format!(
+                    "[{}] ({planes} planes)",
+                    self.mrope_section
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
                 format!(
                     "sections adding up to {} planes (rotary dimension {rotary_dim} / 2)",
                     rotary_dim / 2
@@ -84,35 +91,33 @@ impl RopeKind for Mrope {
         Ok(())
     }
 
-    /// `1 / base^(2k/dim)` (the default).
-    fn inv_freq<T: Real>(&self, base: f64, dim: usize, _seq_len: Option<u64>) -> Vec<T> {
-        pos_freqs::<T>(base, dim)
-            .into_iter()
-            .map(|p| T::one() / p)
-            .collect()
+    /// `1 / base^(2k/dim)`: on text positions M-RoPE is the default rope, so every frequency
+    /// property below is [`Unscaled`]'s.
+    fn inv_freq<T: Real>(&self, base: f64, dim: usize, seq_len: Option<u64>) -> Vec<T> {
+        Unscaled.inv_freq(base, dim, seq_len)
     }
 
     fn attention_factor(&self) -> f64 {
-        1.0
+        Unscaled.attention_factor()
     }
 
-    fn effective_base(&self, base: f64, _dim: usize, _seq_len: Option<u64>) -> f64 {
-        base
+    fn effective_base(&self, base: f64, dim: usize, seq_len: Option<u64>) -> f64 {
+        Unscaled.effective_base(base, dim, seq_len)
     }
 
-    fn regimes(&self, _base: f64, dim: usize, _seq_len: Option<u64>) -> Regimes {
-        Regimes::all(Regime::Unscaled, dim)
+    fn regimes(&self, base: f64, dim: usize, seq_len: Option<u64>) -> Regimes {
+        Unscaled.regimes(base, dim, seq_len)
     }
 
     fn contexts(&self) -> (Option<u64>, Option<u64>) {
-        (None, None)
+        Unscaled.contexts()
     }
 
     fn switch_at(&self) -> Option<u64> {
-        None
+        Unscaled.switch_at()
     }
 
     fn power_law(&self) -> bool {
-        true
+        Unscaled.power_law()
     }
 }
