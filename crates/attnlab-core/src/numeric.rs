@@ -14,8 +14,20 @@ use crate::choice::Choice;
 ///
 /// Arithmetic goes through [`LinalgScalar`], so matrix products of `f32`/`f64` arrays take
 /// ndarray's GEMM path (`matrixmultiply`'s `sgemm`/`dgemm`).
+///
+/// Every `Real` has the fused attention kernel's element operations (the sealed supertrait
+/// `attention::kernel::Float`: FMA, the vectorised exponential, the micro-kernel), so generic
+/// code runs the kernel in its own type without a type test.
 pub trait Real:
-    LinalgScalar + PartialOrd + Debug + Display + Send + Sync + std::ops::Neg<Output = Self> + 'static
+    LinalgScalar
+    + PartialOrd
+    + Debug
+    + Display
+    + Send
+    + Sync
+    + std::ops::Neg<Output = Self>
+    + 'static
+    + crate::attention::kernel::Float
 {
     /// Unit roundoff times two: the gap between 1 and the next representable number.
     const EPSILON: Self;
@@ -117,7 +129,7 @@ pub fn require_finite<T: Real>(what: &str, a: ndarray::ArrayView2<T>) -> crate::
     match a.indexed_iter().find(|(_, v)| !v.is_finite()) {
         Some(((i, j), v)) => Err(crate::Error::invalid(
             format!("{what}[{i}, {j}]"),
-            crate::present::number::short(v.to_f64()),
+            crate::number::short(v.to_f64()),
             "finite entries (no NaN or inf)",
         )),
         None => Ok(()),

@@ -33,8 +33,10 @@ pub(crate) const BQ: usize = 48;
 /// Keys per block of the online softmax (a multiple of [`MR`]).
 pub(crate) const BK: usize = 240;
 
-/// The two floating-point types with fused kernels.
-pub(crate) trait Float: Real {
+/// The fused kernels' element operations, which every [`Real`] has (`Real: Float`, so code
+/// generic over `Real` calls the kernels without a type test). Public only in name: this module
+/// is private, so no other crate can implement or call it (a sealed trait).
+pub trait Float: Copy + Sized + 'static {
     /// Panel width: columns of `B` per micro-kernel call (two 256-bit registers).
     const NR: usize;
     /// `a·b + c` with one rounding.
@@ -93,7 +95,7 @@ fn has_avx2_fma() -> bool {
 /// As [`Float::mk`].
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn mk_portable<F: Float, const NR: usize>(
+unsafe fn mk_portable<F: Real, const NR: usize>(
     m: usize,
     a: *const F,
     b: *const F,
@@ -307,7 +309,7 @@ mod avx2 {
     }
 }
 
-fn exp_cols_portable<F: Float>(s: &mut [F], rows: usize, m: &[F], c: F, sum: &mut [F]) {
+fn exp_cols_portable<F: Real>(s: &mut [F], rows: usize, m: &[F], c: F, sum: &mut [F]) {
     for row in s[..rows * BQ].chunks_exact_mut(BQ) {
         for ((x, &mi), si) in row.iter_mut().zip(m).zip(sum.iter_mut()) {
             *x = F::vexp((*x - mi) * c);
@@ -396,7 +398,7 @@ impl Float for f64 {
 
 /// Packs the rows `0..rows` of `x` (`t` columns) into micro-panels of [`MR`] rows: group `g`
 /// holds `x[g·MR + i, p]` at `g·t·MR + p·MR + i` (zero for rows past `rows`).
-pub(crate) fn pack_a<F: Float>(x: ndarray::ArrayView2<F>, out: &mut Vec<F>) {
+pub(crate) fn pack_a<F: Real>(x: ndarray::ArrayView2<F>, out: &mut Vec<F>) {
     let (rows, t) = x.dim();
     out.clear();
     out.resize(rows.div_ceil(MR) * t * MR, F::zero());
@@ -410,7 +412,7 @@ pub(crate) fn pack_a<F: Float>(x: ndarray::ArrayView2<F>, out: &mut Vec<F>) {
 
 /// `x` row-major with its columns padded with zeros to a multiple of `NR` (so whole panels can
 /// be read); returns the buffer and its row stride.
-pub(crate) fn pad_cols<F: Float>(x: ndarray::ArrayView2<F>) -> (Vec<F>, usize) {
+pub(crate) fn pad_cols<F: Real>(x: ndarray::ArrayView2<F>) -> (Vec<F>, usize) {
     let (rows, cols) = x.dim();
     let ld = cols.div_ceil(F::NR) * F::NR;
     let mut out = vec![F::zero(); rows * ld];
@@ -426,7 +428,7 @@ pub(crate) fn pad_cols<F: Float>(x: ndarray::ArrayView2<F>) -> (Vec<F>, usize) {
 /// `B` row-major with row stride `ldb` and at least `ncols` rounded up to `NR` readable columns,
 /// `C` row-major with row stride `ldc`, `ncols` columns written.
 #[allow(clippy::too_many_arguments)]
-fn gemm<F: Float>(
+fn gemm<F: Real>(
     ap: &[F],
     rows: usize,
     t: usize,
@@ -474,7 +476,7 @@ fn gemm<F: Float>(
 /// `C = A·B` for a row-major `A` (`m × t`) and `B` from [`pad_cols`] (`t × ncols`, stride
 /// `ldb`); returns row-major `C` (`m × ncols`). Rows are split into blocks of [`BQ`] computed in
 /// parallel; each entry is one in-order FMA chain over `p`.
-pub(crate) fn matmul<F: Float>(
+pub(crate) fn matmul<F: Real>(
     a: ndarray::ArrayView2<F>,
     b: &[F],
     ldb: usize,
@@ -516,7 +518,7 @@ pub(crate) struct Head<'a, F> {
     pub inv_scale: F,
 }
 
-impl<F: Float> Head<'_, F> {
+impl<F: Real> Head<'_, F> {
     /// `Q_tᵀ` for queries `i0..i1`: `dk × BQ` row-major, columns past the tile zero.
     fn qt(&self, i0: usize, i1: usize) -> Vec<F> {
         let mut qt = vec![F::zero(); self.dk * BQ];
@@ -573,7 +575,7 @@ impl<F: Float> Head<'_, F> {
 }
 
 /// Per lane: `m[i] ← max(m[i], max_j s[j, i])` over the `rows × BQ` block `s`.
-fn col_max<F: Float>(s: &[F], rows: usize, m: &mut [F]) {
+fn col_max<F: Real>(s: &[F], rows: usize, m: &mut [F]) {
     for row in s[..rows * BQ].chunks_exact(BQ) {
         for (mi, &x) in m.iter_mut().zip(row) {
             if x > *mi {
@@ -585,7 +587,7 @@ fn col_max<F: Float>(s: &[F], rows: usize, m: &mut [F]) {
 
 /// The fused forward of query rows `i0..i1` of one head (online softmax over key blocks; see the
 /// module docs). Returns `O` row-major, `(i1 − i0) × dv`.
-pub(crate) fn forward_tile<F: Float>(h: &Head<'_, F>, i0: usize, i1: usize) -> Vec<F> {
+pub(crate) fn forward_tile<F: Real>(h: &Head<'_, F>, i0: usize, i1: usize) -> Vec<F> {
     let rows = i1 - i0;
     let neg_inf = F::from_f64(f64::NEG_INFINITY);
     let qt = h.qt(i0, i1);
@@ -653,7 +655,7 @@ pub(crate) fn forward_tile<F: Float>(h: &Head<'_, F>, i0: usize, i1: usize) -> V
 /// The weights path for query rows `i0..i1`: writes rows of `A` into `a` (row-major,
 /// `(i1 − i0) × n`) and returns `O = A·V` for those rows (each entry one in-order FMA chain over
 /// the keys of the returned `A`).
-pub(crate) fn weights_tile<F: Float>(h: &Head<'_, F>, i0: usize, i1: usize, a: &mut [F]) -> Vec<F> {
+pub(crate) fn weights_tile<F: Real>(h: &Head<'_, F>, i0: usize, i1: usize, a: &mut [F]) -> Vec<F> {
     let rows = i1 - i0;
     let n = h.n;
     let kend = h.key_end(i1);

@@ -20,16 +20,12 @@
 //! normalisation after the product with `V` in the online path), so results agree to a few ulps
 //! times the problem's condition, not bit for bit; the tests state the bounds.
 
-use std::any::{Any, TypeId};
-
 use ndarray::{s, Array2, ArrayView2, Axis};
 
 use crate::{Error, Real, Result};
 
 pub mod exp;
-mod kernel;
-
-use kernel::Float;
+pub(crate) mod kernel;
 
 /// The per-head query/key map of [`Attention::forward_with`].
 type QkHook<'a, T> = &'a dyn Fn(ArrayView2<T>) -> Result<Array2<T>>;
@@ -387,7 +383,7 @@ impl<T: Real> Attention<T> {
         Ok(())
     }
 
-    /// Dispatches to the fused kernel for `f32`/`f64` (any other `Real` takes the unfused path).
+    /// The fused kernel (every [`Real`] has one).
     fn run(
         &self,
         h: ArrayView2<T>,
@@ -395,72 +391,23 @@ impl<T: Real> Attention<T> {
         weights: bool,
     ) -> Result<AttentionOutput<T>> {
         self.check_input(h)?;
-        if TypeId::of::<T>() == TypeId::of::<f32>() {
-            self.run_as::<f32>(h, qk, weights)
-        } else if TypeId::of::<T>() == TypeId::of::<f64>() {
-            self.run_as::<f64>(h, qk, weights)
-        } else {
-            let id = |x: ArrayView2<T>| Ok(x.to_owned());
-            self.forward_unfused_with(h, qk.unwrap_or(&id))
-        }
-    }
-
-    /// The fused path with `T` known to be the kernel type `F`.
-    fn run_as<F: Float>(
-        &self,
-        h: ArrayView2<T>,
-        qk: Option<QkHook<'_, T>>,
-        weights: bool,
-    ) -> Result<AttentionOutput<T>> {
-        fn f<T: 'static, F: 'static>(a: &Array2<T>) -> &Array2<F> {
-            (a as &dyn Any)
-                .downcast_ref::<Array2<F>>()
-                .expect("run_as is called with F = T")
-        }
-        let hook = qk.map(|qk| {
-            move |x: ArrayView2<F>| -> Result<Array2<F>> {
-                let y = qk(same_view::<F, T>(x))?;
-                Ok(*(Box::new(y) as Box<dyn Any>)
-                    .downcast::<Array2<F>>()
-                    .expect("F = T"))
-            }
-        });
-        let out = fused_forward(
-            f(&self.wq),
-            f(&self.wk),
-            f(&self.wv),
-            self.wo.as_ref().map(f),
+        fused_forward(
+            &self.wq,
+            &self.wk,
+            &self.wv,
+            self.wo.as_ref(),
             self.heads,
             self.mask,
-            same_view::<T, F>(h),
-            hook.as_ref()
-                .map(|h| h as &dyn Fn(ArrayView2<F>) -> Result<Array2<F>>),
+            h,
+            qk,
             weights,
-        )?;
-        Ok(*(Box::new(out) as Box<dyn Any>)
-            .downcast::<AttentionOutput<T>>()
-            .expect("F = T"))
+        )
     }
-}
-
-/// Reinterprets a view of `A` as a view of `B`.
-///
-/// # Panics
-/// `A` and `B` are different types.
-fn same_view<A: 'static, B: 'static>(x: ArrayView2<'_, A>) -> ArrayView2<'_, B> {
-    assert_eq!(
-        TypeId::of::<A>(),
-        TypeId::of::<B>(),
-        "same_view: types differ"
-    );
-    // SAFETY: A and B are the same type (checked above), so ArrayView2<A> and ArrayView2<B> are
-    // the same type with the same lifetime; reading it bitwise is a copy of a Copy value.
-    unsafe { std::ptr::read(&x as *const ArrayView2<'_, A> as *const ArrayView2<'_, B>) }
 }
 
 /// The fused forward for a kernel type (see [`Attention::forward`] for the mathematics).
 #[allow(clippy::too_many_arguments)]
-fn fused_forward<F: Float>(
+fn fused_forward<F: Real>(
     wq: &Array2<F>,
     wk: &Array2<F>,
     wv: &Array2<F>,
@@ -578,7 +525,7 @@ fn fused_forward<F: Float>(
 }
 
 /// Applies the query/key hook to one head's `n × dk` block and checks the shape it returns.
-fn hooked<F: Float>(
+fn hooked<F: Real>(
     f: &dyn Fn(ArrayView2<F>) -> Result<Array2<F>>,
     x: ArrayView2<F>,
     n: usize,
