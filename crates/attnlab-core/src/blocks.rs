@@ -15,7 +15,7 @@ use ndarray::Array2;
 
 use crate::files::{self, Entry};
 use crate::limits::{self, Limits};
-use crate::present::text::shorten;
+use crate::text::shorten;
 use crate::{Error, Result};
 
 mod json;
@@ -91,7 +91,7 @@ impl<'a> Loader<'a> {
             format_args!(
                 "block {} of {} ({rows}×{cols}, as float64)",
                 shorten(name),
-                crate::present::text::shorten_path(self.path)
+                crate::text::shorten_path(self.path)
             ),
             total,
         )?;
@@ -116,20 +116,20 @@ impl<'a> Loader<'a> {
             json::Refusal::Block(m) => Error::io(self.path, m),
             json::Refusal::Syntax(m) => Error::io(
                 self.path,
-                format!("invalid JSON: {}", crate::present::text::clip(&m)),
+                format!("invalid JSON: {}", crate::text::clip(&m)),
             ),
             json::Refusal::TooMany { values } => Error::limit(
                 format_args!(
                     "the blocks of {} (over {values} numbers, as float64)",
-                    crate::present::text::shorten_path(self.path)
+                    crate::text::shorten_path(self.path)
                 ),
                 format!(
                     "more than {} of memory",
-                    crate::present::number::bytes(values.saturating_mul(8))
+                    crate::number::bytes(values.saturating_mul(8))
                 ),
                 format!(
                     "{} (raise it with --max-memory)",
-                    crate::present::number::bytes(self.limits.max_memory)
+                    crate::number::bytes(self.limits.max_memory)
                 ),
             ),
         })?;
@@ -153,7 +153,7 @@ impl<'a> Loader<'a> {
                 self.path,
                 format!(
                     "not a .npz (zip) archive: {}",
-                    crate::present::text::clip(&e.to_string())
+                    crate::text::clip(&e.to_string())
                 ),
             )
         })?;
@@ -161,7 +161,7 @@ impl<'a> Loader<'a> {
             let member = zip.by_index(i).map_err(|e| {
                 Error::io(
                     self.path,
-                    format!("member {i}: {}", crate::present::text::clip(&e.to_string())),
+                    format!("member {i}: {}", crate::text::clip(&e.to_string())),
                 )
             })?;
             let raw = member.name().to_string();
@@ -184,8 +184,8 @@ impl<'a> Loader<'a> {
                     &name,
                     format!(
                         "inflates to {}, over the limit of {} for an input file (raise it with --max-file-size)",
-                        crate::present::number::bytes(member.size()),
-                        crate::present::number::bytes(cap)
+                        crate::number::bytes(member.size()),
+                        crate::number::bytes(cap)
                     ),
                 ));
             }
@@ -193,7 +193,7 @@ impl<'a> Loader<'a> {
             member
                 .take(cap.saturating_add(1))
                 .read_to_end(&mut bytes)
-                .map_err(|e| self.bad(&name, crate::present::text::clip(&e.to_string())))?;
+                .map_err(|e| self.bad(&name, crate::text::clip(&e.to_string())))?;
             if limits::u(bytes.len()) > cap {
                 return Err(self.bad(
                     &name,
@@ -212,7 +212,7 @@ impl<'a> Loader<'a> {
                 self.path,
                 format!(
                     "invalid safetensors file: {}",
-                    crate::present::text::clip(&e.to_string())
+                    crate::text::clip(&e.to_string())
                 ),
             )
         })?;
@@ -377,7 +377,7 @@ impl Blocks {
                 let format = Format::of(path).ok_or_else(|| {
                     Error::invalid(
                         "blocks file",
-                        crate::present::text::shorten_path(path),
+                        crate::text::shorten_path(path),
                         "a .json, .npy, .npz or .safetensors file, or a directory of .npy files",
                     )
                 })?;

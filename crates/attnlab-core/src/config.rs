@@ -187,7 +187,7 @@ const KNOWN_LAYER_TYPES: &[&str] = &[
 ];
 
 fn short_num(x: f64) -> String {
-    crate::present::number::short(x)
+    crate::number::short(x)
 }
 
 impl RopeConfig {
@@ -1052,13 +1052,10 @@ pub fn load_config_with(path: &Path, limits: &crate::limits::Limits) -> Result<R
     let raw: Value = serde_json::from_str(&text).map_err(|e| {
         Error::io(
             path,
-            format!(
-                "not valid JSON: {}",
-                crate::present::text::clip(&e.to_string())
-            ),
+            format!("not valid JSON: {}", crate::text::clip(&e.to_string())),
         )
     })?;
-    RopeConfig::from_json(raw, &crate::present::text::shorten_path(path))
+    RopeConfig::from_json(raw, &crate::text::shorten_path(path))
 }
 
 /// The built-in presets: (name, source, rope-relevant fields of the model's public `config.json`).
@@ -1155,7 +1152,7 @@ pub fn preset(name: &str) -> Result<RopeConfig> {
         .ok_or_else(|| {
             Error::invalid(
                 "preset",
-                crate::present::text::shorten(name),
+                crate::text::shorten(name),
                 format!("one of {}", preset_names().join(", ")),
             )
         })?;

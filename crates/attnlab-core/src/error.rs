@@ -102,7 +102,7 @@ impl Error {
             ErrorKind::Read,
             format!(
                 "cannot read {}: {reason}",
-                crate::present::text::shorten_path(path.as_ref())
+                crate::text::shorten_path(path.as_ref())
             ),
         )
     }
@@ -130,7 +130,7 @@ impl Error {
             ErrorKind::Write,
             format!(
                 "cannot write {}: {reason}",
-                crate::present::text::shorten_path(path.as_ref())
+                crate::text::shorten_path(path.as_ref())
             ),
         )
     }

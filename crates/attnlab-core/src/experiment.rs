@@ -8,18 +8,19 @@ use crate::attention::Mask;
 use crate::layer::{Inputs, LayerKind, LayerSpec, PosKind, Readout};
 use crate::symmetry::{
     check_equivariance, check_invariance, identity_check, shared_pass, CheckReport, Forward,
-    LayerInto, Perms, Permutation, Property,
+    LayerInto, Perms, Permutation, Property, Verdict, Worst,
 };
 use crate::{Dtype, Error, Real, Result};
 
 /// The most random permutations one check draws.
 pub const MAX_SAMPLES: usize = 100_000;
 
-/// Which permutations a check runs over.
+/// Which permutations a check runs over: the one choice type of `attnlab equivariance`, the
+/// Python `check_equivariance` and their reports' [`PermutationSet`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum PermChoice {
-    /// One given permutation.
-    Given(Permutation),
+    /// The permutations the caller gave (one on the CLI, a list from Python).
+    Given(Vec<Permutation>),
     /// All n! permutations (n ≤ 8).
     Exhaustive,
     /// K uniformly random non-identity permutations from a ChaCha8 stream with this seed.
@@ -38,15 +39,17 @@ impl PermChoice {
     /// Wrong length, exhaustive with n > 8, random with n < 2 or k = 0.
     pub fn permutations(&self, n: usize) -> Result<Vec<Permutation>> {
         match self {
-            PermChoice::Given(p) if p.len() != n => Err(Error::invalid(
-                "--perm",
-                p,
-                format!(
-                    "a permutation of 0..{} (length {n}, the sequence length)",
-                    n.saturating_sub(1)
-                ),
-            )),
-            PermChoice::Given(p) => Ok(vec![p.clone()]),
+            PermChoice::Given(ps) => match ps.iter().find(|p| p.len() != n) {
+                Some(p) => Err(Error::invalid(
+                    "--perm",
+                    p,
+                    format!(
+                        "a permutation of 0..{} (length {n}, the sequence length)",
+                        n.saturating_sub(1)
+                    ),
+                )),
+                None => Ok(ps.clone()),
+            },
             PermChoice::Exhaustive => Permutation::all(n),
             PermChoice::Samples { k: 0, .. } => {
                 Err(Error::invalid("--samples", 0, format!("1..={MAX_SAMPLES}")))
@@ -68,6 +71,61 @@ impl PermChoice {
         }
     }
 
+    /// Refuses more than one of the choices (`given`, `exhaustive`, `samples`); `options`
+    /// names them as the front end spells them (`--perm, --exhaustive, --samples`).
+    ///
+    /// # Errors
+    /// Two or three choices at once.
+    pub fn at_most_one(given: bool, exhaustive: bool, samples: bool, options: &str) -> Result<()> {
+        if given as u8 + exhaustive as u8 + samples as u8 > 1 {
+            return Err(Error::invalid(
+                "permutation choice",
+                "several given",
+                format!("at most one of {options}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The choice a request's options make: the given permutations, else all of them, else
+    /// `samples` random ones, else the default for `n` positions ([`PermChoice::default_for`]).
+    pub fn from_options(
+        given: Option<Vec<Permutation>>,
+        exhaustive: bool,
+        samples: Option<usize>,
+        seed: u64,
+        n: usize,
+    ) -> PermChoice {
+        match (given, exhaustive, samples) {
+            (Some(ps), _, _) => PermChoice::Given(ps),
+            (None, true, _) => PermChoice::Exhaustive,
+            (None, false, Some(k)) => PermChoice::Samples { k, seed },
+            (None, false, None) => PermChoice::default_for(n, seed),
+        }
+    }
+
+    /// How the report states the choice; `listed` is how many permutations it stands for
+    /// (n! for exhaustive).
+    pub fn set(&self, listed: usize) -> PermutationSet {
+        match self {
+            PermChoice::Given(ps) => PermutationSet {
+                mode: PermutationMode::Given,
+                count: ps.len(),
+                seed: None,
+            },
+            PermChoice::Exhaustive => PermutationSet {
+                mode: PermutationMode::Exhaustive,
+                count: listed,
+                seed: None,
+            },
+            PermChoice::Samples { k, seed } => PermutationSet {
+                mode: PermutationMode::Random,
+                count: *k,
+                seed: Some(*seed),
+            },
+        }
+    }
+
     /// The default: every permutation for n ≤ 6 (at most 720), else 100 random ones (20 for
     /// n > 256, where one forward pass is no longer instant).
     pub fn default_for(n: usize, seed: u64) -> Self {
@@ -75,6 +133,84 @@ impl PermChoice {
             0..=6 => PermChoice::Exhaustive,
             7..=256 => PermChoice::Samples { k: 100, seed },
             _ => PermChoice::Samples { k: 20, seed },
+        }
+    }
+}
+
+crate::choice! {
+    /// How the permutations of a check were chosen.
+    pub enum PermutationMode("permutations") {
+        /// One permutation the user gave.
+        Given = "given",
+        /// All n! permutations.
+        Exhaustive = "exhaustive",
+        /// Random non-identity permutations.
+        Random = "random",
+    }
+}
+
+/// Which permutations a check ran over.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PermutationSet {
+    /// Given, exhaustive or random.
+    pub mode: PermutationMode,
+    /// How many were asked for (random) or exist (exhaustive, given).
+    pub count: usize,
+    /// Seed of the random permutations (random only).
+    pub seed: Option<u64>,
+}
+
+/// The verdict and evidence every check report shares, flattened into
+/// [`crate::api::equivariance::EquivarianceReport`] and [`crate::api::check::LayerCheckReport`]
+/// (one definition of the fields the front ends read: Python's dataclasses, the web page, the
+/// text renderings).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckSummary {
+    /// Whether the property holds within the tolerance.
+    pub holds: bool,
+    /// Holds or breaks.
+    pub verdict: Verdict,
+    /// Equivariance, invariance or (causal) prefix invariance.
+    pub property: Property,
+    /// The equation checked.
+    pub equation: String,
+    /// max |lhs − rhs| over entries and permutations (in f64).
+    pub max_abs_error: f64,
+    /// Normwise relative error of the worst permutation.
+    pub max_rel_error: f64,
+    /// Largest distance in units in the last place of the layer's dtype.
+    pub max_ulps: u64,
+    /// The absolute tolerance.
+    pub tolerance: f64,
+    /// How the tolerance was derived, with its numbers.
+    pub tolerance_derivation: String,
+    /// `max_abs_error / tolerance` (< 1 holds).
+    pub margin: f64,
+    /// How many permutations were compared.
+    pub permutations_checked: usize,
+    /// Which permutations.
+    pub permutations: PermutationSet,
+    /// Where the largest difference occurred.
+    pub worst: Worst,
+}
+
+impl CheckSummary {
+    /// The summary of the check `r` over the permutations `permutations`.
+    pub fn new(r: CheckReport, permutations: PermutationSet) -> CheckSummary {
+        CheckSummary {
+            holds: r.holds,
+            verdict: r.verdict,
+            property: r.property,
+            equation: r.equation,
+            max_abs_error: r.max_abs_error,
+            max_rel_error: r.max_rel_error,
+            max_ulps: r.max_ulps,
+            tolerance: r.tolerance,
+            tolerance_derivation: r.tolerance_detail.derivation,
+            margin: r.margin,
+            permutations_checked: r.permutations_checked,
+            permutations,
+            worst: r.worst,
         }
     }
 }
@@ -96,7 +232,11 @@ pub struct Control {
 
 /// Is the measured error round-off or structure? The same check in f32 and f64: round-off falls
 /// by about eps32/eps64 ≈ 5.4e8 from f32 to f64; a structural asymmetry does not fall.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+///
+/// Typed data only: the sentence saying why (`Diagnosis::explanation`, and the JSON field
+/// `explanation` after `conclusion`) is written by the report boundary, `present::prose`, which
+/// also implements its serialisation.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Diagnosis {
     /// max abs error of the check in f32.
     pub f32_error: f64,
@@ -108,8 +248,6 @@ pub struct Diagnosis {
     pub eps_ratio: f64,
     /// Round-off, structural, or exact (both errors 0).
     pub conclusion: Conclusion,
-    /// One sentence saying why.
-    pub explanation: String,
 }
 
 impl Diagnosis {
@@ -147,7 +285,6 @@ impl Diagnosis {
             ratio,
             eps_ratio,
             conclusion,
-            explanation: crate::present::prose::diagnosis(conclusion, ratio, eps_ratio),
         }
     }
 }

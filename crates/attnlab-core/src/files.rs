@@ -23,7 +23,7 @@ use std::io::Read;
 use std::path::Path;
 
 use crate::limits::Limits;
-use crate::present::number;
+use crate::number;
 use crate::{Error, Result};
 
 /// What a path names, once checked.

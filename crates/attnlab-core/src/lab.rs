@@ -14,8 +14,6 @@
 use ndarray::Array2;
 use serde::Serialize;
 
-use crate::api::attend::rows;
-use crate::api::Outcome;
 use crate::attention::Mask;
 use crate::chart::{
     BarChart, Chart, ChartKind, ColourScale, Heatmap, LineChart, RefLine, Series, Series1,
@@ -27,6 +25,7 @@ use crate::numeric::Dtype;
 use crate::position::frequencies::{parse_omega_list, Omega, RotaryFrequencies};
 use crate::position::rotary::{self, Layout, Rotary};
 use crate::present::prose::course as prose;
+use crate::report::{rows, Outcome};
 use crate::rng::{Gaussian, RngKind, StdGaussian};
 use crate::symmetry::{self, compare, Permutation, Verdict};
 use crate::{spectrum, Error, Result};
@@ -377,7 +376,7 @@ fn course_inputs(cfg: &LabConfig) -> Result<Inputs> {
         if let Some(other) = b.arrays.keys().find(|k| !LAB_BLOCKS.contains(&k.as_str())) {
             return Err(Error::invalid(
                 "block for the lab",
-                crate::present::text::shorten(other),
+                crate::text::shorten(other),
                 format!(
                     "one of {} (the layer of product (a) and the exercises)",
                     LAB_BLOCKS.join(", ")

@@ -336,7 +336,7 @@ impl Readout {
                 .ok_or_else(|| {
                     Error::invalid(
                         "readout",
-                        format!("\"{}\"", crate::present::text::shorten(s)),
+                        format!("\"{}\"", crate::text::shorten(s)),
                         "none, mean or row:I (e.g. row:0)",
                     )
                 }),

@@ -26,7 +26,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::present::number;
+use crate::number;
 use crate::{Error, Result};
 
 /// The default memory limit: 1 GiB.

@@ -45,14 +45,14 @@ impl Vocabulary {
             if t.is_empty() || t.chars().any(char::is_whitespace) {
                 return Err(Error::invalid(
                     "vocabulary token",
-                    format!("\"{}\"", crate::present::text::shorten(t)),
+                    format!("\"{}\"", crate::text::shorten(t)),
                     "a non-empty token without whitespace",
                 ));
             }
             if !seen.insert(t) {
                 return Err(Error::invalid(
                     "vocabulary token",
-                    format!("\"{}\"", crate::present::text::shorten(t)),
+                    format!("\"{}\"", crate::text::shorten(t)),
                     "distinct tokens (this one appears twice)",
                 ));
             }
@@ -90,7 +90,7 @@ impl Vocabulary {
             .tokens
             .iter()
             .take(12)
-            .map(|t| format!("\"{}\"", crate::present::text::shorten(t)))
+            .map(|t| format!("\"{}\"", crate::text::shorten(t)))
             .collect();
         if self.tokens.len() > 12 {
             format!("({}, … {} tokens)", shown.join(", "), self.tokens.len())
@@ -136,7 +136,7 @@ impl Vocabulary {
                 self.id(piece).ok_or_else(|| {
                     Error::invalid(
                         "token",
-                        format!("\"{}\"", crate::present::text::shorten(piece)),
+                        format!("\"{}\"", crate::text::shorten(piece)),
                         format!(
                             "a token of the vocabulary {}, separated by spaces",
                             self.listing()
@@ -148,7 +148,7 @@ impl Vocabulary {
         if ids.is_empty() {
             return Err(Error::invalid(
                 "text",
-                format!("\"{}\"", crate::present::text::shorten(text)),
+                format!("\"{}\"", crate::text::shorten(text)),
                 "at least one token, e.g. \"A B\"",
             ));
         }

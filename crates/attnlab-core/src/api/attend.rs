@@ -178,23 +178,7 @@ impl AttendReport {
     }
 }
 
-/// A matrix as row-major nested arrays, streamed (no intermediate `Vec<Vec<f64>>`).
-pub fn rows<S: serde::Serializer>(a: &Array2<f64>, s: S) -> std::result::Result<S::Ok, S::Error> {
-    use serde::ser::SerializeSeq;
-    let mut seq = s.serialize_seq(Some(a.nrows()))?;
-    for row in a.rows() {
-        seq.serialize_element(&Row(row))?;
-    }
-    seq.end()
-}
-
-struct Row<'a>(ndarray::ArrayView1<'a, f64>);
-
-impl Serialize for Row<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter())
-    }
-}
+pub use crate::report::rows;
 
 struct Rows<'a>(&'a Array2<f64>);
 

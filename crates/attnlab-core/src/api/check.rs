@@ -29,16 +29,16 @@
 use ndarray::{s, Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 
-use super::equivariance::{PermutationMode, PermutationSet};
 use super::{Context, Outcome};
 use crate::attention::Mask;
 use crate::chart::{Chart, ChartKind, ColourScale, Heatmap};
-use crate::experiment::{self, Control, Diagnosis, PermChoice, MAX_SAMPLES};
+use crate::experiment::PermutationSet;
+use crate::experiment::{self, CheckSummary, Control, Diagnosis, PermChoice, MAX_SAMPLES};
 use crate::layer::Readout;
 use crate::position::additive::index_signal;
 use crate::symmetry::{
     check_equivariance, check_invariance, check_prefix_invariance, CheckReport, Permutation,
-    Property, Verdict, Worst,
+    Property,
 };
 use crate::{Dtype, Error, ErrorKind, Real, Result};
 
@@ -138,36 +138,13 @@ fn window_start(at: usize, len: usize) -> usize {
     }
 }
 
-/// The report of a check of a caller's layer. Every field it shares with
-/// [`super::equivariance::EquivarianceReport`] has the same name, type and meaning.
+/// The report of a check of a caller's layer: the same [`CheckSummary`] as
+/// [`super::equivariance::EquivarianceReport`], and the caller's set-up.
 #[derive(Debug, Clone, Serialize)]
 pub struct LayerCheckReport {
-    /// Whether the property holds within the tolerance.
-    pub holds: bool,
-    /// Holds or breaks.
-    pub verdict: Verdict,
-    /// Equivariance, invariance or (causal) prefix invariance.
-    pub property: Property,
-    /// The equation checked.
-    pub equation: String,
-    /// max |lhs − rhs| over entries and permutations (in f64).
-    pub max_abs_error: f64,
-    /// Normwise relative error of the worst permutation.
-    pub max_rel_error: f64,
-    /// Largest distance in units in the last place of the layer's dtype.
-    pub max_ulps: u64,
-    /// The absolute tolerance.
-    pub tolerance: f64,
-    /// How the tolerance was derived, with its numbers.
-    pub tolerance_derivation: String,
-    /// `max_abs_error / tolerance` (< 1 holds).
-    pub margin: f64,
-    /// How many permutations were compared.
-    pub permutations_checked: usize,
-    /// Which permutations.
-    pub permutations: PermutationSet,
-    /// Where the largest difference occurred.
-    pub worst: Worst,
+    /// The verdict and its evidence (the fields every check report shares).
+    #[serde(flatten)]
+    pub check: CheckSummary,
     /// `causal` for the prefix check, else `none`.
     pub mask: Mask,
     /// Readout.
@@ -192,6 +169,14 @@ pub struct LayerCheckReport {
     pub note: Option<String>,
     /// The difference of the worst permutation.
     pub worst_difference: DifferenceMap,
+}
+
+impl std::ops::Deref for LayerCheckReport {
+    type Target = CheckSummary;
+    /// The report reads as its check summary (`report.holds`, `report.margin`).
+    fn deref(&self) -> &CheckSummary {
+        &self.check
+    }
 }
 
 impl LayerCheckReport {
@@ -252,7 +237,7 @@ impl Target {
         }
     }
 
-    /// `lhs − rhs` for one permutation (`perm` of all n positions, as in [`Worst`]), around
+    /// `lhs − rhs` for one permutation (`perm` of all n positions, as in [`crate::symmetry::Worst`]), around
     /// the output entry `worst` (row, column).
     fn difference<T: Real>(
         self,
@@ -311,14 +296,12 @@ fn validate<T: Real>(x: ArrayView2<T>) -> Result<()> {
 /// The permutations of `m` positions (m = n, or t for the causal check) the options ask for,
 /// and how they were chosen.
 fn permutations(opts: &LayerCheckOptions, m: usize) -> Result<(Vec<Permutation>, PermutationSet)> {
-    let chosen = opts.perms.is_some() as u8 + opts.exhaustive as u8 + opts.samples.is_some() as u8;
-    if chosen > 1 {
-        return Err(Error::invalid(
-            "permutation choice",
-            "several given",
-            "at most one of perms, samples, exhaustive",
-        ));
-    }
+    PermChoice::at_most_one(
+        opts.perms.is_some(),
+        opts.exhaustive,
+        opts.samples.is_some(),
+        "perms, samples, exhaustive",
+    )?;
     let what = if opts.mask == Mask::Causal {
         format!("the {m} prefix positions")
     } else {
@@ -345,15 +328,8 @@ fn permutations(opts: &LayerCheckOptions, m: usize) -> Result<(Vec<Permutation>,
                 Permutation::new(p.clone())
             })
             .collect::<Result<Vec<_>>>()?;
-        let count = perms.len();
-        return Ok((
-            perms,
-            PermutationSet {
-                mode: PermutationMode::Given,
-                count,
-                seed: None,
-            },
-        ));
+        let choice = PermChoice::Given(perms);
+        return Ok((choice.permutations(m)?, choice.set(0)));
     }
     if opts.exhaustive && m > 8 {
         return Err(Error::invalid(
@@ -374,24 +350,9 @@ fn permutations(opts: &LayerCheckOptions, m: usize) -> Result<(Vec<Permutation>,
             ));
         }
     }
-    let choice = match (opts.exhaustive, opts.samples) {
-        (true, _) => PermChoice::Exhaustive,
-        (false, Some(k)) => PermChoice::Samples { k, seed: opts.seed },
-        (false, None) => PermChoice::default_for(m, opts.seed),
-    };
+    let choice = PermChoice::from_options(None, opts.exhaustive, opts.samples, opts.seed, m);
     let perms = choice.permutations(m)?;
-    let set = match choice {
-        PermChoice::Samples { k, seed } => PermutationSet {
-            mode: PermutationMode::Random,
-            count: k,
-            seed: Some(seed),
-        },
-        _ => PermutationSet {
-            mode: PermutationMode::Exhaustive,
-            count: perms.len(),
-            seed: None,
-        },
-    };
+    let set = choice.set(perms.len());
     Ok((perms, set))
 }
 
@@ -568,25 +529,12 @@ pub fn run(
     } else {
         None
     };
-    let r = parts.report;
     let (diagnosis, diagnosis_unavailable) = match parts.diagnosis {
         Ok(d) => (Some(d), None),
         Err(why) => (None, Some(why)),
     };
     Ok(LayerCheckReport {
-        holds: r.holds,
-        verdict: r.verdict,
-        property: r.property,
-        equation: r.equation,
-        max_abs_error: r.max_abs_error,
-        max_rel_error: r.max_rel_error,
-        max_ulps: r.max_ulps,
-        tolerance: r.tolerance,
-        tolerance_derivation: r.tolerance_detail.derivation,
-        margin: r.margin,
-        permutations_checked: r.permutations_checked,
-        permutations,
-        worst: r.worst,
+        check: CheckSummary::new(parts.report, permutations),
         mask: opts.mask,
         readout: opts.readout,
         dtype: x.dtype(),

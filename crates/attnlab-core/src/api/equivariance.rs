@@ -8,12 +8,13 @@ use super::value::List;
 use super::{Context, Outcome};
 use crate::attention::Mask;
 use crate::chart::Chart;
-use crate::experiment::{self, Control, Diagnosis, PermChoice, Watch};
+use crate::experiment::{self, CheckSummary, Control, Diagnosis, PermChoice, Watch};
+pub use crate::experiment::{PermutationMode, PermutationSet};
 use crate::layer::{LayerKind, PosKind, Readout};
 use crate::limits::{self, Budget};
 use crate::rng::RngKind;
-use crate::symmetry::{CheckReport, Perms, Permutation, Property, Verdict, Worst};
-use crate::{Dtype, Error, Result};
+use crate::symmetry::{CheckReport, Perms, Permutation};
+use crate::{Dtype, Result};
 
 /// The request of `attnlab equivariance`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,58 +51,12 @@ impl Default for EquivarianceRequest {
     }
 }
 
-crate::choice! {
-    /// How the permutations of a check were chosen.
-    pub enum PermutationMode("permutations") {
-        /// One permutation the user gave.
-        Given = "given",
-        /// All n! permutations.
-        Exhaustive = "exhaustive",
-        /// Random non-identity permutations.
-        Random = "random",
-    }
-}
-
-/// Which permutations a check ran over.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PermutationSet {
-    /// Given, exhaustive or random.
-    pub mode: PermutationMode,
-    /// How many were asked for (random) or exist (exhaustive, given).
-    pub count: usize,
-    /// Seed of the random permutations (random only).
-    pub seed: Option<u64>,
-}
-
 /// The report of `attnlab equivariance`.
 #[derive(Debug, Clone, Serialize)]
 pub struct EquivarianceReport {
-    /// Whether the property holds within the tolerance.
-    pub holds: bool,
-    /// Holds or breaks.
-    pub verdict: Verdict,
-    /// Equivariance or invariance.
-    pub property: Property,
-    /// The equation checked.
-    pub equation: String,
-    /// max |lhs − rhs| over entries and permutations (in f64).
-    pub max_abs_error: f64,
-    /// Normwise relative error of the worst permutation.
-    pub max_rel_error: f64,
-    /// Largest distance in units in the last place of the layer's dtype.
-    pub max_ulps: u64,
-    /// The absolute tolerance.
-    pub tolerance: f64,
-    /// How the tolerance was derived, with its numbers.
-    pub tolerance_derivation: String,
-    /// `max_abs_error / tolerance` (< 1 holds).
-    pub margin: f64,
-    /// How many permutations were compared.
-    pub permutations_checked: usize,
-    /// Which permutations.
-    pub permutations: PermutationSet,
-    /// Where the largest difference occurred.
-    pub worst: Worst,
+    /// The verdict and its evidence (the fields every check report shares).
+    #[serde(flatten)]
+    pub check: CheckSummary,
     /// The layer under test.
     pub layer: LayerKind,
     /// Positional information.
@@ -158,6 +113,15 @@ pub struct EquivarianceTimings {
     /// Permutations of the check per second of the check (forwards, comparisons and the
     /// weight form): `permutations_checked / (forwards_s + comparisons_s + weight_form_s)`.
     pub permutations_per_second: f64,
+}
+
+impl std::ops::Deref for EquivarianceReport {
+    type Target = CheckSummary;
+    /// The report reads as its check summary (`report.holds`, `report.margin`) beside the
+    /// layer's set-up.
+    fn deref(&self) -> &CheckSummary {
+        &self.check
+    }
 }
 
 impl EquivarianceReport {
@@ -263,14 +227,12 @@ pub fn budget(req: &EquivarianceRequest) -> Budget {
 pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceReport> {
     let start = std::time::Instant::now();
     let a = &req.input;
-    let chosen = req.perm.is_some() as u8 + req.exhaustive as u8 + req.samples.is_some() as u8;
-    if chosen > 1 {
-        return Err(Error::invalid(
-            "permutation choice",
-            "several given",
-            "at most one of --perm, --exhaustive, --samples",
-        ));
-    }
+    PermChoice::at_most_one(
+        req.perm.is_some(),
+        req.exhaustive,
+        req.samples.is_some(),
+        "--perm, --exhaustive, --samples",
+    )?;
     let spec = a.prepare(ctx)?;
     let (n, d) = spec.shape()?;
     // The option's own range speaks before the budget (n = 9 is "1..=8", not "too much work").
@@ -290,12 +252,11 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
     let n = inputs.x.nrows();
     let spec = a.spec(req.layer, req.readout);
     let perm_seed = req.perm_seed.unwrap_or(a.seed);
-    let choice = match (&req.perm, req.exhaustive, req.samples) {
-        (Some(p), _, _) => PermChoice::Given(Permutation::parse(&p.joined(), n)?),
-        (None, true, _) => PermChoice::Exhaustive,
-        (None, false, Some(k)) => PermChoice::Samples { k, seed: perm_seed },
-        (None, false, None) => PermChoice::default_for(n, perm_seed),
+    let given = match &req.perm {
+        Some(p) => Some(vec![Permutation::parse(&p.joined(), n)?]),
+        None => None,
     };
+    let choice = PermChoice::from_options(given, req.exhaustive, req.samples, perm_seed, n);
     // All n! permutations are generated in place as they are checked, not listed.
     let listed = match choice {
         PermChoice::Exhaustive => {
@@ -318,23 +279,7 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
     let note = perms
         .all_identity()
         .then(|| crate::present::prose::only_identity(n));
-    let permutations = match &choice {
-        PermChoice::Given(_) => PermutationSet {
-            mode: PermutationMode::Given,
-            count: 1,
-            seed: None,
-        },
-        PermChoice::Exhaustive => PermutationSet {
-            mode: PermutationMode::Exhaustive,
-            count: perms.len(),
-            seed: None,
-        },
-        PermChoice::Samples { k, seed } => PermutationSet {
-            mode: PermutationMode::Random,
-            count: *k,
-            seed: Some(*seed),
-        },
-    };
+    let permutations = choice.set(perms.len());
     let check_s = parts.forwards_s + parts.comparisons_s + parts.weight_form_s;
     let timings = EquivarianceTimings {
         inputs_s,
@@ -350,21 +295,8 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
             0.0
         },
     };
-    let r = result.report;
     Ok(EquivarianceReport {
-        holds: r.holds,
-        verdict: r.verdict,
-        property: r.property,
-        equation: r.equation,
-        max_abs_error: r.max_abs_error,
-        max_rel_error: r.max_rel_error,
-        max_ulps: r.max_ulps,
-        tolerance: r.tolerance,
-        tolerance_derivation: r.tolerance_detail.derivation,
-        margin: r.margin,
-        permutations_checked: r.permutations_checked,
-        permutations,
-        worst: r.worst,
+        check: CheckSummary::new(result.report, permutations),
         layer: req.layer,
         pos: a.pos,
         mask: a.mask,

@@ -36,40 +36,7 @@ use crate::chart::Chart;
 use crate::limits::{Budget, Limits};
 use crate::{Error, Result};
 
-/// What a command concluded: the checked property holds (exit code 0) or fails (exit code 1).
-/// Errors (bad input) are not outcomes: they are [`Error`]s (exit code 2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Outcome {
-    /// Success, or the checked property holds.
-    Holds,
-    /// The checked property does not hold.
-    Fails,
-}
-
-impl Outcome {
-    /// `Holds` when `ok`, else `Fails`.
-    pub fn from_bool(ok: bool) -> Self {
-        if ok {
-            Outcome::Holds
-        } else {
-            Outcome::Fails
-        }
-    }
-
-    /// Whether it holds.
-    pub fn holds(self) -> bool {
-        self == Outcome::Holds
-    }
-
-    /// The process exit code: 0 or 1.
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Outcome::Holds => 0,
-            Outcome::Fails => 1,
-        }
-    }
-}
+pub use crate::report::Outcome;
 
 /// How a run is observed and bounded by its front end.
 pub struct Context<'a> {
@@ -119,7 +86,7 @@ fn typed<T: Serialize + for<'de> Deserialize<'de> + Default>(
     let serde_json::Value::Object(map) = &body else {
         return Err(Error::invalid(
             format!("{command} request"),
-            crate::present::text::shorten(&body.to_string()),
+            crate::text::shorten(&body.to_string()),
             "a JSON object whose fields are the command's options",
         ));
     };
@@ -130,7 +97,7 @@ fn typed<T: Serialize + for<'de> Deserialize<'de> + Default>(
             names.sort_unstable();
             return Err(Error::invalid(
                 format!("{command} request field"),
-                crate::present::text::shorten(k),
+                crate::text::shorten(k),
                 format!("one of {}", names.join(", ")),
             ));
         }
@@ -138,7 +105,7 @@ fn typed<T: Serialize + for<'de> Deserialize<'de> + Default>(
     serde_json::from_value(body).map_err(|e| {
         Error::invalid(
             format!("{command} request"),
-            crate::present::text::shorten(&e.to_string()),
+            crate::text::shorten(&e.to_string()),
             format!("the fields documented by `attnlab {command} --help`"),
         )
     })
@@ -249,7 +216,7 @@ macro_rules! commands {
                     _ => {
                         return Err(Error::invalid(
                             "command",
-                            crate::present::text::shorten(command),
+                            crate::text::shorten(command),
                             COMMANDS.join(", "),
                         ))
                     }

@@ -40,7 +40,7 @@ impl Count {
         Self::parse_str(s).ok_or_else(|| {
             Error::invalid(
                 "count",
-                crate::present::text::shorten(s),
+                crate::text::shorten(s),
                 "a whole number such as 4096, 1e6, 2^20 or 128k",
             )
         })
@@ -160,7 +160,7 @@ impl<'de> Deserialize<'de> for List {
                     .into_iter()
                     .map(|i| match i {
                         Item::Int(v) => v.to_string(),
-                        Item::Float(v) => crate::present::number::short(v),
+                        Item::Float(v) => crate::number::short(v),
                         Item::Text(t) => t,
                     })
                     .collect(),
@@ -214,7 +214,7 @@ impl BlocksSource {
         match self {
             BlocksSource::Path(p) if !allow_files => Err(Error::invalid(
                 "blocks",
-                crate::present::text::shorten(&p.display().to_string()),
+                crate::text::shorten(&p.display().to_string()),
                 "inline matrices here (this front end reads no files a request names)",
             )),
             BlocksSource::Path(p) => Blocks::load_with(p, limits),
@@ -235,7 +235,7 @@ impl BlocksSource {
                         let lengths: Vec<String> =
                             rows.iter().map(|r| r.len().to_string()).take(8).collect();
                         return Err(Error::shape(
-                            format!("block {}", crate::present::text::shorten(name)),
+                            format!("block {}", crate::text::shorten(name)),
                             "a non-empty rectangular matrix (rows of equal length)",
                             format!(
                                 "{r} row{} of lengths {}{}",
@@ -248,7 +248,7 @@ impl BlocksSource {
                     let flat: Vec<f64> = rows.iter().flatten().copied().collect();
                     if let Some(bad) = flat.iter().find(|v| !v.is_finite()) {
                         return Err(Error::invalid(
-                            format!("block {}", crate::present::text::shorten(name)),
+                            format!("block {}", crate::text::shorten(name)),
                             bad,
                             "finite numbers",
                         ));

@@ -8,7 +8,7 @@ use std::fmt;
 use ndarray::Array2;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::present::text::shorten;
+use crate::text::shorten;
 
 /// What a `.json` blocks document holds, in file order.
 #[derive(Debug, Default)]

@@ -9,7 +9,7 @@
 
 use ndarray::{Array2, ShapeBuilder};
 
-use crate::present::text::shorten;
+use crate::text::shorten;
 
 /// The longest header accepted (numpy itself refuses headers over 10 000 bytes by default).
 pub const MAX_HEADER: usize = 65_536;
@@ -189,8 +189,8 @@ pub fn decode(bytes: &[u8], h: &Header) -> Result<Array2<f64>, String> {
             "{what}: the header declares {} {} ({} of data), the file has {} after its header",
             shape_text(&h.shape),
             h.elem.name(),
-            crate::present::number::bytes(declared),
-            crate::present::number::bytes(present)
+            crate::number::bytes(declared),
+            crate::number::bytes(present)
         ));
     }
     // Both fit in usize: their product is the length of a slice we hold.

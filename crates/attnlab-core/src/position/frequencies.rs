@@ -133,7 +133,7 @@ pub(crate) fn check_head_dim(dim: usize) -> Result<()> {
 
 /// A bound in one-digit scientific notation (`1e4`).
 fn sci1(x: f64) -> String {
-    crate::present::number::format(x, crate::present::number::Style::Scientific(1))
+    crate::number::format(x, crate::number::Style::Scientific(1))
 }
 
 fn check_range(value: f64, label: &str) -> Result<()> {
@@ -192,7 +192,7 @@ impl Omega {
                 "a non-zero, finite angle per position",
             ));
         }
-        check_range(value, &crate::present::number::short(value))?;
+        check_range(value, &crate::number::short(value))?;
         Ok(Omega::Float { value })
     }
 
@@ -293,7 +293,7 @@ impl Omega {
         let bad = |why: &str| {
             Error::invalid(
                 "frequency",
-                format!("\"{}\" ({why})", crate::present::text::shorten(text)),
+                format!("\"{}\" ({why})", crate::text::shorten(text)),
                 "an expression like pi/2, 2*pi/7, 0.25 or pi*3/8",
             )
         };
@@ -409,7 +409,7 @@ impl Omega {
             Omega::PiRational { num, den: 1 } => format!("{num}*pi"),
             Omega::PiRational { num: 1, den } => format!("pi/{den}"),
             Omega::PiRational { num, den } => format!("{num}*pi/{den}"),
-            Omega::Float { value } => crate::present::number::short(value),
+            Omega::Float { value } => crate::number::short(value),
         }
     }
 }
@@ -418,7 +418,7 @@ impl Omega {
 /// shown (shortened) as the expression.
 fn factor_text(coef: &str) -> String {
     if coef.chars().count() <= 24 {
-        format!("the factor \"{}\"", crate::present::text::shorten(coef))
+        format!("the factor \"{}\"", crate::text::shorten(coef))
     } else {
         "a factor".into()
     }
@@ -433,7 +433,7 @@ pub fn parse_omega_list(text: &str) -> Result<Vec<Omega>> {
     if text.trim().is_empty() {
         return Err(Error::invalid(
             "frequency list",
-            format!("\"{}\"", crate::present::text::shorten(text)),
+            format!("\"{}\"", crate::text::shorten(text)),
             "one or more expressions separated by commas, e.g. pi/2,pi/3",
         ));
     }
@@ -456,7 +456,7 @@ pub fn parse_omega_list(text: &str) -> Result<Vec<Omega>> {
                     "frequency list",
                     format!(
                         "\"{}\" (element {} is empty)",
-                        crate::present::text::shorten(text),
+                        crate::text::shorten(text),
                         i + 1
                     ),
                     "expressions separated by single commas, without a trailing comma, e.g. pi/2,pi/3",
@@ -548,7 +548,7 @@ impl RotaryFrequencies {
             base: Some(base),
             effective_base: Some(base),
             context: None,
-            source: format!("base {}, dim {dim}", crate::present::number::short(base)),
+            source: format!("base {}, dim {dim}", crate::number::short(base)),
             rope_type: "base".into(),
             softmax_scale_multiplier: None,
         })

@@ -1,7 +1,8 @@
-//! Presentation that every front end shares, with no terminal or file-format dependency: the one
-//! number formatter ([`number`]), the prose generated from reports ([`prose`]) and helpers for
-//! echoing user text safely in messages ([`text`]).
+//! Presentation that every front end shares, with no terminal or file-format dependency: the prose
+//! generated from reports ([`prose`]), the report boundary where typed results become sentences.
+//! The one number formatter ([`number`]) and the helpers for echoing user text safely in
+//! messages ([`text`]) import nothing of the crate and live at the bottom layer
+//! ([`crate::number`], [`crate::text`]); they are re-exported here under their old paths.
 
-pub mod number;
+pub use crate::{number, text};
 pub mod prose;
-pub mod text;

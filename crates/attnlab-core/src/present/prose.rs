@@ -39,6 +39,29 @@ pub fn index_list(items: &[usize]) -> String {
     format!("[{}]", inner.join(", "))
 }
 
+impl crate::experiment::Diagnosis {
+    /// One sentence saying why the error is round-off, structure or exact ([`diagnosis`]).
+    pub fn explanation(&self) -> String {
+        diagnosis(self.conclusion, self.ratio, self.eps_ratio)
+    }
+}
+
+/// A diagnosis as the reports carry it: its numbers, the conclusion and the sentence
+/// (`explanation`, written here from the typed values).
+impl serde::Serialize for crate::experiment::Diagnosis {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("Diagnosis", 6)?;
+        s.serialize_field("f32_error", &self.f32_error)?;
+        s.serialize_field("f64_error", &self.f64_error)?;
+        s.serialize_field("ratio", &self.ratio)?;
+        s.serialize_field("eps_ratio", &self.eps_ratio)?;
+        s.serialize_field("conclusion", &self.conclusion)?;
+        s.serialize_field("explanation", &self.explanation())?;
+        s.end()
+    }
+}
+
 /// The round-off-or-structure sentence of a symmetry check's f32/f64 diagnosis, with the
 /// expert figures (the ratio of the errors, the ratio of the two precisions) and what they mean
 /// in plain words.

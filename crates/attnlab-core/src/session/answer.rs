@@ -56,7 +56,7 @@ pub enum Answer {
 }
 
 /// As the student would type it (`yes`, `12`, `none`, `1, 0, -1`, `b`); numbers through
-/// [`crate::present::number`] (see [`prose::answer`]).
+/// [`crate::number`] (see [`prose::answer`]).
 impl std::fmt::Display for Answer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&prose::answer(self))
@@ -129,9 +129,9 @@ impl AnswerKind {
 }
 
 /// A user's text in double quotes for a message, control characters escaped and long text cut
-/// ([`crate::present::text::shorten`]).
+/// ([`crate::text::shorten`]).
 pub(crate) fn quoted(t: &str) -> String {
-    format!("\"{}\"", crate::present::text::shorten(t))
+    format!("\"{}\"", crate::text::shorten(t))
 }
 
 /// A whole number, also written as `6.0`.

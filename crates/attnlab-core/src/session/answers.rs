@@ -56,8 +56,8 @@ impl ScriptedAnswer {
     pub fn from_value(id: &str, v: &Value) -> Result<ScriptedAnswer> {
         let bad = |what: &str, expected: &str| {
             Error::invalid(
-                format!("{what} of step {}", crate::present::text::shorten(id)),
-                crate::present::text::shorten(&v.to_string()),
+                format!("{what} of step {}", crate::text::shorten(id)),
+                crate::text::shorten(&v.to_string()),
                 expected,
             )
         };
@@ -84,7 +84,7 @@ impl ScriptedAnswer {
         for (k, x) in t.iter().filter(|(k, _)| *k != "answer" && *k != "reason") {
             let s = value_text(x).ok_or_else(|| {
                 bad(
-                    &format!("setting {}", crate::present::text::shorten(k)),
+                    &format!("setting {}", crate::text::shorten(k)),
                     "a string, number or list",
                 )
             })?;
@@ -210,7 +210,7 @@ impl AnswerSheet {
             let v: toml::Value = toml::from_str(t).map_err(|e| {
                 Error::io(
                     source,
-                    format!("invalid TOML: {}", crate::present::text::clip(e.message())),
+                    format!("invalid TOML: {}", crate::text::clip(e.message())),
                 )
             })?;
             serde_json::to_value(v).map_err(|e| Error::io_source(source, e))
@@ -219,10 +219,7 @@ impl AnswerSheet {
             Syntax::Json => serde_json::from_str(text).map_err(|e| {
                 Error::io(
                     source,
-                    format!(
-                        "invalid JSON: {}",
-                        crate::present::text::clip(&e.to_string())
-                    ),
+                    format!("invalid JSON: {}", crate::text::clip(&e.to_string())),
                 )
             })?,
             Syntax::Toml => from_toml(text)?,
@@ -260,7 +257,7 @@ impl AnswerSheet {
         let obj = value.as_object().ok_or_else(|| {
             Error::invalid(
                 "answers",
-                crate::present::text::shorten(&value.to_string()),
+                crate::text::shorten(&value.to_string()),
                 "a table mapping step ids to answers",
             )
         })?;
@@ -270,7 +267,7 @@ impl AnswerSheet {
             Some(other) => {
                 return Err(Error::invalid(
                     "resume in the answers",
-                    crate::present::text::shorten(&other.to_string()),
+                    crate::text::shorten(&other.to_string()),
                     "true or false",
                 ))
             }

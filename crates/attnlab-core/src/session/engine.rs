@@ -67,7 +67,7 @@ impl Held {
         {
             return Err(Error::invalid(
                 "block for the session",
-                crate::present::text::shorten(other),
+                crate::text::shorten(other),
                 format!(
                     "one of {} (the embedding table and the projections the steps hold fixed)",
                     SESSION_BLOCKS.join(", ")
@@ -250,7 +250,7 @@ impl Step {
                 let known: Vec<&str> = self.params.iter().map(|p| p.name).collect();
                 return Err(Error::invalid(
                     format!("setting for step {}", self.id),
-                    crate::present::text::shorten(name),
+                    crate::text::shorten(name),
                     if known.is_empty() {
                         "no settings (this step varies nothing)".to_string()
                     } else {
@@ -467,7 +467,7 @@ impl Session {
         self.steps.iter().position(|s| s.id == id).ok_or_else(|| {
             Error::invalid(
                 "step id",
-                crate::present::text::shorten(id),
+                crate::text::shorten(id),
                 format!("one of {}", self.ids().join(", ")),
             )
         })
@@ -530,18 +530,14 @@ impl Session {
             .iter()
             .map(|(id, entry)| {
                 let i = self.position(id).map_err(|_| {
-                    Error::invalid(
-                        "step id in the answers",
-                        crate::present::text::shorten(id),
-                        {
-                            let ids = self.ids();
-                            format!(
-                                "one of the {} step ids ({}, …; `attnlab session --list` lists them)",
-                                ids.len(),
-                                ids.iter().take(3).copied().collect::<Vec<_>>().join(", ")
-                            )
-                        },
-                    )
+                    Error::invalid("step id in the answers", crate::text::shorten(id), {
+                        let ids = self.ids();
+                        format!(
+                            "one of the {} step ids ({}, …; `attnlab session --list` lists them)",
+                            ids.len(),
+                            ids.iter().take(3).copied().collect::<Vec<_>>().join(", ")
+                        )
+                    })
                 })?;
                 Ok((id.clone(), self.prepare(i, entry)?))
             })

@@ -75,7 +75,7 @@ fn lock(target: &Path) -> Result<std::fs::File> {
                     target,
                     format!(
                         "another attnlab run has held its lock ({}) for {} s",
-                        crate::present::text::shorten_path(&path),
+                        crate::text::shorten_path(&path),
                         LOCK_TIMEOUT.as_secs()
                     ),
                 ))
@@ -197,7 +197,7 @@ impl State {
                 source,
                 format!(
                     "not an attnlab session state file ({}); start over with --reset",
-                    crate::present::text::clip(&e.to_string())
+                    crate::text::clip(&e.to_string())
                 ),
             )
         })?;

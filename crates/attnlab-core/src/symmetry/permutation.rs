@@ -60,7 +60,7 @@ impl Permutation {
                 s.trim().parse::<usize>().map_err(|_| {
                     Error::invalid(
                         "--perm",
-                        format!("\"{}\"", crate::present::text::shorten(text)),
+                        format!("\"{}\"", crate::text::shorten(text)),
                         format!(
                             "a permutation as comma-separated indices 0..{} like 2,0,3,1",
                             n.saturating_sub(1)
@@ -72,11 +72,7 @@ impl Permutation {
         if map.len() != n {
             return Err(Error::invalid(
                 "--perm",
-                format!(
-                    "\"{}\" (length {})",
-                    crate::present::text::shorten(text),
-                    map.len()
-                ),
+                format!("\"{}\" (length {})", crate::text::shorten(text), map.len()),
                 format!(
                     "a permutation of 0..{} (length {n}, the sequence length)",
                     n.saturating_sub(1)

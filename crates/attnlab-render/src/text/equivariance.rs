@@ -120,7 +120,7 @@ pub(super) fn diagnosis(dg: &Diagnosis) -> String {
         dg.conclusion,
         sci(dg.f32_error),
         sci(dg.f64_error),
-        dg.explanation
+        dg.explanation()
     )
 }
 

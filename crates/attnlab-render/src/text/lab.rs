@@ -51,7 +51,7 @@ pub fn render(r: &LabReport) -> String {
             rep.max_abs_error,
             rep.max_ulps,
             rep.tolerance,
-            &a.check.diagnosis.explanation
+            &a.check.diagnosis.explanation()
         )
     );
 

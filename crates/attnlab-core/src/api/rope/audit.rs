@@ -229,7 +229,7 @@ fn audit_charts(r: &au::AuditReport, suffix: &str) -> Vec<Chart> {
         name: format!("precision{suffix}"),
         title: format!(
             "Translation-invariance error vs position per pipeline (scores ≈ {} RMS)",
-            crate::present::number::sig(r.invariance_score_scale, 3)
+            crate::number::sig(r.invariance_score_scale, 3)
         ),
         kind: ChartKind::Line(LineChart {
             x_label: "position shift t".into(),

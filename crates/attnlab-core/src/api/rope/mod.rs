@@ -22,7 +22,7 @@ use super::Context;
 use crate::config::{self, RopeConfig};
 use crate::limits;
 use crate::position::frequencies::{parse_omega_list, Omega, RotaryFrequencies};
-use crate::present::text::shorten;
+use crate::text::shorten;
 use crate::{Error, Result};
 
 /// A `config.json`: a file the user names, or its contents (the web page and Python pass the
@@ -277,7 +277,7 @@ pub fn check_tol(tol: f64) -> Result<f64> {
     if !(tol > 0.0 && tol <= std::f64::consts::PI) {
         return Err(Error::invalid(
             "tol",
-            crate::present::number::short(tol),
+            crate::number::short(tol),
             "a phase tolerance in (0, π] radians",
         ));
     }

@@ -9,8 +9,8 @@ use crate::api::{Context, Outcome};
 use crate::chart::Chart;
 use crate::limits::Budget;
 use crate::position::frequencies::parse_omega_list;
-use crate::present::text::shorten;
 use crate::spectrum::period;
+use crate::text::shorten;
 use crate::{Error, Result};
 
 /// The request of `attnlab rope period`.

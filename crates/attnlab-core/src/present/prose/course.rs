@@ -1,11 +1,11 @@
 //! Sentences of the course commands (`lab`, `claims`, `embed`, `predict`): the claims ledger's
 //! statuses and evidence, the lab's statements and facts, and the labels its tables and charts
-//! use — each written from typed report data, numbers through [`crate::present::number`].
+//! use — each written from typed report data, numbers through [`crate::number`].
 
 use crate::claims::{Claim, ClaimId, Measured, ResolvesAt};
 use crate::embedding::Interface;
 use crate::lab::{ExerciseId, FactMeasured, ScoresBySeparation};
-use crate::present::number::{format, sci, short, sig, Style};
+use crate::number::{format, sci, short, sig, Style};
 use crate::spectrum::period::PeriodReport;
 use crate::spectrum::resolve::Resolution;
 

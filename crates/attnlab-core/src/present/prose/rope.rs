@@ -1,8 +1,8 @@
 //! Sentences of the rope commands (`rope identity|score|period|resolve|audit`), written from
 //! their typed reports.
 
+use crate::number::{sci, short, sig};
 use crate::position::frequencies::RopeType;
-use crate::present::number::{sci, short, sig};
 use crate::spectrum::audit::{
     AuditFindings, DecayFinding, DriftFinding, FactorSet, InvarianceFinding, LongropeFinding,
     MinBaseFinding, PrecisionFinding, ResolutionFinding, TrainedFinding, TurnsFinding,

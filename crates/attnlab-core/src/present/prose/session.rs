@@ -1,11 +1,11 @@
 //! The sentences of the prediction-first session, from its typed data: answers as a student
 //! types them, the accepted forms, the grading, the evidence lines, the score and why a run
-//! paused. Numbers go through [`crate::present::number`]: answers, scores, phases and rows to
+//! paused. Numbers go through [`crate::number`]: answers, scores, phases and rows to
 //! six decimals ([`Style::Decimals`]; predictions are graded to an absolute tolerance), errors,
 //! tolerances and margins in scientific notation.
 
 use crate::api::session::Pause;
-use crate::present::number::{format, sci, short, Style};
+use crate::number::{format, sci, short, Style};
 use crate::session::{
     Answer, AnswerKind, CheckedLayer, Compared, Evidence, Grade, ParamKind, Score,
 };

@@ -10,7 +10,7 @@ use super::super::param::{Param, ParamKind};
 use super::{check, perm_param, yes_no};
 use crate::attention::Mask;
 use crate::layer::LayerSpec;
-use crate::present::number::sci;
+use crate::number::sci;
 use crate::rng::{Gaussian, StdGaussian};
 use crate::symmetry::{check_future_independence, check_prefix_invariance, Permutation};
 

@@ -7,7 +7,7 @@ use super::super::evidence::{CheckedLayer, Evidence};
 use super::super::param::Settings;
 use super::{check, choices};
 use crate::layer::{LayerSpec, PosKind};
-use crate::present::number::sci;
+use crate::number::sci;
 use crate::symmetry::Permutation;
 use crate::Result;
 

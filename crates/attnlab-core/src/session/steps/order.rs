@@ -11,8 +11,8 @@ use super::super::param::{Param, ParamKind, Settings};
 use super::{check, choices, perm_param, yes_no};
 use crate::experiment;
 use crate::layer::{LayerKind, LayerSpec, PosKind, Readout};
+use crate::number::{sci, short};
 use crate::numeric::Dtype;
-use crate::present::number::{sci, short};
 use crate::symmetry::{check_equivariance, check_invariance, Permutation};
 use crate::Result;
 

@@ -395,7 +395,7 @@ impl RotaryFrequencies {
             source: format!(
                 "{} rope, base {}, rotary dim {rotary_dim} of {head_dim}",
                 scaling.name(),
-                crate::present::number::short(base)
+                crate::number::short(base)
             ),
             rope_type: scaling.name().into(),
             softmax_scale_multiplier: None,
