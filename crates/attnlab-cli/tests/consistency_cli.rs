@@ -305,3 +305,89 @@ fn contains(got: &serde_json::Value, shown: &serde_json::Value, line: &str, path
         ),
     }
 }
+
+/// The subcommand names listed under `Commands:` in `help` (without clap's `help`).
+fn subcommands(help: &str) -> Vec<String> {
+    let Some((_, rest)) = help.split_once("\nCommands:\n") else {
+        return Vec::new();
+    };
+    rest.lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every command reachable from `attnlab --help` (leaves of the command tree, as argument lists).
+fn every_command() -> Vec<Vec<String>> {
+    let mut leaves = Vec::new();
+    let mut todo: Vec<Vec<String>> = subcommands(&common::run_ok(&["--help"], 0))
+        .into_iter()
+        .map(|c| vec![c])
+        .collect();
+    while let Some(cmd) = todo.pop() {
+        let args: Vec<&str> = cmd.iter().map(String::as_str).chain(["--help"]).collect();
+        let subs = subcommands(&common::run_ok(&args, 0));
+        if subs.is_empty() {
+            leaves.push(cmd);
+        } else {
+            todo.extend(subs.into_iter().map(|s| [cmd.clone(), vec![s]].concat()));
+        }
+    }
+    leaves
+}
+
+/// The global options (threads and the limits) are listed under their own heading, after the
+/// command's own options, in every command's `--help` (issue 23: they were interleaved with the
+/// command's options).
+#[test]
+fn every_help_lists_the_global_limits_under_their_own_heading_last() {
+    const HEADING: &str = "\nLimits and threads (global: every command takes them):\n";
+    const GLOBAL: [&str; 4] = ["--threads", "--max-memory", "--max-work", "--max-file-size"];
+    let commands = every_command();
+    assert!(
+        commands.len() >= 13,
+        "found only {commands:?} under attnlab --help"
+    );
+    for cmd in commands {
+        for flag in ["--help", "-h"] {
+            let args: Vec<&str> = cmd.iter().map(String::as_str).chain([flag]).collect();
+            let help = common::run_ok(&args, 0);
+            let (own, limits) = help
+                .split_once(HEADING)
+                .unwrap_or_else(|| panic!("{args:?}: no limits heading in\n{help}"));
+            assert!(own.contains("\nOptions:\n"), "{args:?}:\n{help}");
+            for g in GLOBAL {
+                assert!(
+                    !own.contains(&format!(" {g} ")),
+                    "{args:?}: {g} listed among the command's own options:\n{help}"
+                );
+                assert!(
+                    limits.contains(&format!(" {g} <")),
+                    "{args:?}: {g} not under the limits heading:\n{help}"
+                );
+            }
+            // The heading is the last section: nothing but the global options follows it.
+            let listed = limits
+                .lines()
+                .filter(|l| l.trim_start().starts_with("--"))
+                .count();
+            assert_eq!(listed, GLOBAL.len(), "{args:?}:\n{limits}");
+        }
+    }
+}
+
+/// The two help screens issue 23 quoted, as snapshots: the command's options first, then the
+/// limits under their heading.
+#[test]
+fn equivariance_and_rope_audit_help_snapshots() {
+    insta::assert_snapshot!(
+        "equivariance_help",
+        common::run_ok(&["equivariance", "--help"], 0)
+    );
+    insta::assert_snapshot!(
+        "rope_audit_help",
+        common::run_ok(&["rope", "audit", "--help"], 0)
+    );
+}
