@@ -220,18 +220,19 @@ fn readme_images_are_what_the_code_draws() {
     }
 }
 
-/// Every field the README's audit worked examples show is what the command prints now: each
-/// `$ attnlab rope audit …` block of "Worked examples, one per model family" is run with
-/// `--json`, and every key of the JSON block after it (selected fields; in `rope_sets`
-/// selected keys of each set) must equal the output's value exactly — the numbers are the
-/// shortest round-trip of the f64 the audit computes, so equality is the right test.
+/// Every field the audit's worked examples show is what the command prints now: each
+/// `$ attnlab rope audit …` block of "Worked examples, one per model family" in
+/// `docs/AUDIT.md` (moved there from the README, issue 23) is run with `--json`, and every key
+/// of the JSON block after it (selected fields; in `rope_sets` selected keys of each set) must
+/// equal the output's value exactly — the numbers are the shortest round-trip of the f64 the
+/// audit computes, so equality is the right test.
 #[test]
-fn the_readme_audit_examples_are_what_the_audit_prints() {
+fn the_audit_doc_examples_are_what_the_audit_prints() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
-    let section = readme
-        .split_once("### Worked examples, one per model family")
-        .expect("the README's worked examples section")
+    let doc = std::fs::read_to_string(format!("{root}/docs/AUDIT.md")).unwrap();
+    let section = doc
+        .split_once("\n## Worked examples, one per model family\n")
+        .expect("docs/AUDIT.md's worked examples section")
         .1;
     let section = section.split("\n## ").next().unwrap();
     let mut examples = Vec::new();
@@ -245,7 +246,7 @@ fn the_readme_audit_examples_are_what_the_audit_prints() {
             + 8;
         let k = after[j..].find("```").unwrap() + j;
         let shown: serde_json::Value = serde_json::from_str(&after[j..k])
-            .unwrap_or_else(|e| panic!("README JSON after `{line}` does not parse: {e}"));
+            .unwrap_or_else(|e| panic!("docs/AUDIT.md JSON after `{line}` does not parse: {e}"));
         examples.push((line, shown));
         rest = &after[k..];
     }
@@ -282,7 +283,9 @@ fn contains(got: &serde_json::Value, shown: &serde_json::Value, line: &str, path
         (Value::Object(g), Value::Object(s)) => {
             for (key, want) in s {
                 let have = g.get(key).unwrap_or_else(|| {
-                    panic!("`{line}`: README shows {path}.{key}, the audit has no such field")
+                    panic!(
+                        "`{line}`: docs/AUDIT.md shows {path}.{key}, the audit has no such field"
+                    )
                 });
                 contains(have, want, line, &format!("{path}.{key}"));
             }
@@ -291,7 +294,7 @@ fn contains(got: &serde_json::Value, shown: &serde_json::Value, line: &str, path
             assert_eq!(
                 g.len(),
                 s.len(),
-                "`{line}`: {path} has {} entries, README shows {}",
+                "`{line}`: {path} has {} entries, docs/AUDIT.md shows {}",
                 g.len(),
                 s.len()
             );
@@ -301,7 +304,7 @@ fn contains(got: &serde_json::Value, shown: &serde_json::Value, line: &str, path
         }
         _ => assert_eq!(
             got, shown,
-            "`{line}`: {path} is {got}, README shows {shown}"
+            "`{line}`: {path} is {got}, docs/AUDIT.md shows {shown}"
         ),
     }
 }
