@@ -394,3 +394,40 @@ fn equivariance_and_rope_audit_help_snapshots() {
         common::run_ok(&["rope", "audit", "--help"], 0)
     );
 }
+
+/// Issue 23: the README is read in two minutes. Under 200 lines; its first 60 say what attnlab
+/// is and hold the two set-up commands (the test command exactly as `.ci/run` runs it), the
+/// install-to-PATH line and the four doors, each with an example.
+#[test]
+fn the_readme_first_screen_holds_the_commands_and_the_doors() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let lines: Vec<&str> = readme.lines().collect();
+    assert!(lines.len() < 200, "README has {} lines", lines.len());
+    let first = lines[..60.min(lines.len())].join("\n");
+    let ci = std::fs::read_to_string(format!("{root}/.ci/run")).unwrap();
+    let test_command = ci
+        .lines()
+        .find(|l| l.starts_with("cargo test"))
+        .expect(".ci/run's test command");
+    for needle in [
+        "cargo run --release -- lab",
+        test_command,
+        "cargo install --path crates/attnlab-cli",
+        "~/.cargo/bin",
+        "**The command line.**",
+        "$ attnlab equivariance",
+        "**The web lab.**",
+        "attnlab serve --open",
+        "**Python.**",
+        "```python",
+        "**A real model.**",
+        "$ attnlab rope audit --config",
+        "docs/AUDIT.md",
+    ] {
+        assert!(
+            first.contains(needle),
+            "the README's first 60 lines lack {needle:?}"
+        );
+    }
+}
