@@ -220,18 +220,19 @@ fn readme_images_are_what_the_code_draws() {
     }
 }
 
-/// Every field the README's audit worked examples show is what the command prints now: each
-/// `$ attnlab rope audit …` block of "Worked examples, one per model family" is run with
-/// `--json`, and every key of the JSON block after it (selected fields; in `rope_sets`
-/// selected keys of each set) must equal the output's value exactly — the numbers are the
-/// shortest round-trip of the f64 the audit computes, so equality is the right test.
+/// Every field the audit's worked examples show is what the command prints now: each
+/// `$ attnlab rope audit …` block of "Worked examples, one per model family" in
+/// `docs/AUDIT.md` (moved there from the README, issue 23) is run with `--json`, and every key
+/// of the JSON block after it (selected fields; in `rope_sets` selected keys of each set) must
+/// equal the output's value exactly — the numbers are the shortest round-trip of the f64 the
+/// audit computes, so equality is the right test.
 #[test]
-fn the_readme_audit_examples_are_what_the_audit_prints() {
+fn the_audit_doc_examples_are_what_the_audit_prints() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
-    let section = readme
-        .split_once("### Worked examples, one per model family")
-        .expect("the README's worked examples section")
+    let doc = std::fs::read_to_string(format!("{root}/docs/AUDIT.md")).unwrap();
+    let section = doc
+        .split_once("\n## Worked examples, one per model family\n")
+        .expect("docs/AUDIT.md's worked examples section")
         .1;
     let section = section.split("\n## ").next().unwrap();
     let mut examples = Vec::new();
@@ -245,7 +246,7 @@ fn the_readme_audit_examples_are_what_the_audit_prints() {
             + 8;
         let k = after[j..].find("```").unwrap() + j;
         let shown: serde_json::Value = serde_json::from_str(&after[j..k])
-            .unwrap_or_else(|e| panic!("README JSON after `{line}` does not parse: {e}"));
+            .unwrap_or_else(|e| panic!("docs/AUDIT.md JSON after `{line}` does not parse: {e}"));
         examples.push((line, shown));
         rest = &after[k..];
     }
@@ -282,7 +283,9 @@ fn contains(got: &serde_json::Value, shown: &serde_json::Value, line: &str, path
         (Value::Object(g), Value::Object(s)) => {
             for (key, want) in s {
                 let have = g.get(key).unwrap_or_else(|| {
-                    panic!("`{line}`: README shows {path}.{key}, the audit has no such field")
+                    panic!(
+                        "`{line}`: docs/AUDIT.md shows {path}.{key}, the audit has no such field"
+                    )
                 });
                 contains(have, want, line, &format!("{path}.{key}"));
             }
@@ -291,7 +294,7 @@ fn contains(got: &serde_json::Value, shown: &serde_json::Value, line: &str, path
             assert_eq!(
                 g.len(),
                 s.len(),
-                "`{line}`: {path} has {} entries, README shows {}",
+                "`{line}`: {path} has {} entries, docs/AUDIT.md shows {}",
                 g.len(),
                 s.len()
             );
@@ -301,7 +304,130 @@ fn contains(got: &serde_json::Value, shown: &serde_json::Value, line: &str, path
         }
         _ => assert_eq!(
             got, shown,
-            "`{line}`: {path} is {got}, README shows {shown}"
+            "`{line}`: {path} is {got}, docs/AUDIT.md shows {shown}"
         ),
+    }
+}
+
+/// The subcommand names listed under `Commands:` in `help` (without clap's `help`).
+fn subcommands(help: &str) -> Vec<String> {
+    let Some((_, rest)) = help.split_once("\nCommands:\n") else {
+        return Vec::new();
+    };
+    rest.lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every command reachable from `attnlab --help` (leaves of the command tree, as argument lists).
+fn every_command() -> Vec<Vec<String>> {
+    let mut leaves = Vec::new();
+    let mut todo: Vec<Vec<String>> = subcommands(&common::run_ok(&["--help"], 0))
+        .into_iter()
+        .map(|c| vec![c])
+        .collect();
+    while let Some(cmd) = todo.pop() {
+        let args: Vec<&str> = cmd.iter().map(String::as_str).chain(["--help"]).collect();
+        let subs = subcommands(&common::run_ok(&args, 0));
+        if subs.is_empty() {
+            leaves.push(cmd);
+        } else {
+            todo.extend(subs.into_iter().map(|s| [cmd.clone(), vec![s]].concat()));
+        }
+    }
+    leaves
+}
+
+/// The global options (threads and the limits) are listed under their own heading, after the
+/// command's own options, in every command's `--help` (issue 23: they were interleaved with the
+/// command's options).
+#[test]
+fn every_help_lists_the_global_limits_under_their_own_heading_last() {
+    const HEADING: &str = "\nLimits and threads (global: every command takes them):\n";
+    const GLOBAL: [&str; 4] = ["--threads", "--max-memory", "--max-work", "--max-file-size"];
+    let commands = every_command();
+    assert!(
+        commands.len() >= 13,
+        "found only {commands:?} under attnlab --help"
+    );
+    for cmd in commands {
+        for flag in ["--help", "-h"] {
+            let args: Vec<&str> = cmd.iter().map(String::as_str).chain([flag]).collect();
+            let help = common::run_ok(&args, 0);
+            let (own, limits) = help
+                .split_once(HEADING)
+                .unwrap_or_else(|| panic!("{args:?}: no limits heading in\n{help}"));
+            assert!(own.contains("\nOptions:\n"), "{args:?}:\n{help}");
+            for g in GLOBAL {
+                assert!(
+                    !own.contains(&format!(" {g} ")),
+                    "{args:?}: {g} listed among the command's own options:\n{help}"
+                );
+                assert!(
+                    limits.contains(&format!(" {g} <")),
+                    "{args:?}: {g} not under the limits heading:\n{help}"
+                );
+            }
+            // The heading is the last section: nothing but the global options follows it.
+            let listed = limits
+                .lines()
+                .filter(|l| l.trim_start().starts_with("--"))
+                .count();
+            assert_eq!(listed, GLOBAL.len(), "{args:?}:\n{limits}");
+        }
+    }
+}
+
+/// The two help screens issue 23 quoted, as snapshots: the command's options first, then the
+/// limits under their heading.
+#[test]
+fn equivariance_and_rope_audit_help_snapshots() {
+    insta::assert_snapshot!(
+        "equivariance_help",
+        common::run_ok(&["equivariance", "--help"], 0)
+    );
+    insta::assert_snapshot!(
+        "rope_audit_help",
+        common::run_ok(&["rope", "audit", "--help"], 0)
+    );
+}
+
+/// Issue 23: the README is read in two minutes. Under 200 lines; its first 60 say what attnlab
+/// is and hold the two set-up commands (the test command exactly as `.ci/run` runs it), the
+/// install-to-PATH line and the four doors, each with an example.
+#[test]
+fn the_readme_first_screen_holds_the_commands_and_the_doors() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let lines: Vec<&str> = readme.lines().collect();
+    assert!(lines.len() < 200, "README has {} lines", lines.len());
+    let first = lines[..60.min(lines.len())].join("\n");
+    let ci = std::fs::read_to_string(format!("{root}/.ci/run")).unwrap();
+    let test_command = ci
+        .lines()
+        .find(|l| l.starts_with("cargo test"))
+        .expect(".ci/run's test command");
+    for needle in [
+        "cargo run --release -- lab",
+        test_command,
+        "cargo install --path crates/attnlab-cli",
+        "~/.cargo/bin",
+        "**The command line.**",
+        "$ attnlab equivariance",
+        "**The web lab.**",
+        "attnlab serve --open",
+        "**Python.**",
+        "```python",
+        "**A real model.**",
+        "$ attnlab rope audit --config",
+        "docs/AUDIT.md",
+    ] {
+        assert!(
+            first.contains(needle),
+            "the README's first 60 lines lack {needle:?}"
+        );
     }
 }

@@ -270,5 +270,11 @@ mod with_feature {
 #[cfg(not(feature = "serve"))]
 #[test]
 fn without_the_feature_serve_says_how_to_enable_it() {
-    common::bad(&["serve"], &["--features serve"]);
+    common::bad(
+        &["serve"],
+        &[
+            "cargo install --path crates/attnlab-cli --features serve",
+            "cargo run --release --features serve -- serve",
+        ],
+    );
 }

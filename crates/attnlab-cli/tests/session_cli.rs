@@ -513,8 +513,11 @@ const PTY_DRIVER: &str = r#"
 import os, pty, select, subprocess, sys, time
 binary, state = sys.argv[1], sys.argv[2]
 master, slave = pty.openpty()
+# A fresh pty reports no size; without COLUMNS the prose is not wrapped (the needles below
+# are unbroken lines).
+env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
 p = subprocess.Popen([binary, "session", "--state", state], stdin=slave, stdout=slave,
-                     stderr=slave, close_fds=True)
+                     stderr=slave, close_fds=True, env=env)
 os.close(slave)
 seen = b""
 def expect(needle, timeout=60):
@@ -906,4 +909,95 @@ fn an_endless_input_line_is_refused() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("4096 bytes"), "{err}");
     assert!(!state.exists());
+}
+
+/// Runs `attnlab ARGS…` on a pseudo-terminal (python3's `pty`) of `COLS` columns (0: a pty
+/// that reports no size, with `COLUMNS` from the environment) and prints what it wrote.
+const PTY_WIDTH_DRIVER: &str = r#"
+import fcntl, os, pty, struct, subprocess, sys, termios
+cols, args = int(sys.argv[1]), sys.argv[2:]
+master, slave = pty.openpty()
+fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50 if cols else 0, cols, 0, 0))
+p = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE,
+                     close_fds=True)
+os.close(slave)
+out = b""
+while True:
+    try:
+        chunk = os.read(master, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+code = p.wait(timeout=60)
+sys.stdout.write(out.decode().replace("\r\n", "\n"))
+sys.stderr.write(p.stderr.read().decode())
+sys.exit(code)
+"#;
+
+/// Issue 23: in a terminal the session's prose wraps at word boundaries to the terminal's width
+/// (at 140 columns "dimensions" was cut into "dime" / "nsions" by the terminal), and it is not
+/// wrapped at all when stdout is a pipe. Wrapping changes only whitespace: the words of the
+/// terminal's text, in order, are the piped text's, and every prose line fits the width.
+#[test]
+fn session_prose_wraps_at_word_boundaries_to_the_terminal_width() {
+    if !common::oracle("pty, fcntl, termios") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let driver = write(dir.path(), "width.py", PTY_WIDTH_DRIVER);
+    let answers = write(dir.path(), "right.toml", RIGHT);
+    let bin = env!("CARGO_BIN_EXE_attnlab");
+    let args = ["session", "--answers", answers.to_str().unwrap()];
+    let (code, piped, _) = session(&args[1..]);
+    assert_eq!(code, 0);
+    let longest = piped.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(
+        longest > 140 && piped.contains(" dimensions"),
+        "the piped text has no line to wrap (longest {longest})"
+    );
+    let on_pty = |cols: usize, columns_env: Option<&str>| {
+        let mut c = Command::new(common::python());
+        c.arg(&driver).arg(cols.to_string()).arg(bin).args(args);
+        c.env_remove("COLUMNS");
+        if let Some(v) = columns_env {
+            c.env("COLUMNS", v);
+        }
+        let out = c.output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            out.status.success(),
+            "{}\n{text}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    };
+    let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    let is_table = |l: &str| {
+        l.trim_start()
+            .starts_with(['┌', '│', '╞', '├', '└', '┆', '═', '─'])
+    };
+    // The terminal's own width, and COLUMNS for a terminal that reports none.
+    for (cols, env, width) in [(140, None, 140), (64, None, 64), (0, Some("100"), 100)] {
+        let shown = on_pty(cols, env);
+        assert_eq!(
+            words(&shown),
+            words(&piped),
+            "{width} columns: wrapping changed or split a word"
+        );
+        for l in shown.lines().filter(|l| !is_table(l)) {
+            assert!(
+                l.chars().count() <= width,
+                "{width} columns: a prose line of {} columns:\n{l}",
+                l.chars().count()
+            );
+        }
+        assert!(
+            shown.lines().count() > piped.lines().count(),
+            "{width} columns: nothing was wrapped"
+        );
+    }
+    // A terminal that reports no size and no COLUMNS: left as it is.
+    assert_eq!(on_pty(0, None), piped);
 }

@@ -2,6 +2,7 @@
 //! text rendering, and the report's charts as SVG files. A progress bar appears on stderr for
 //! runs longer than a second (never on a non-terminal).
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -97,7 +98,7 @@ pub fn emit_with_text(report: &Report, text: Option<&str>, show: &Show) -> anyho
         serde_json::to_writer_pretty(&mut out, report).map_err(stdout_error)?;
         writeln!(out).map_err(stdout_error)?;
     } else {
-        out.write_all(text.unwrap_or_default().as_bytes())
+        out.write_all(for_terminal(text.unwrap_or_default(), Stream::Stdout).as_bytes())
             .map_err(stdout_error)?;
         if let Some(dir) = show.plot_dir {
             for chart in report.charts() {
@@ -135,4 +136,43 @@ pub fn stdout_error(e: impl Into<std::io::Error>) -> anyhow::Error {
         return anyhow::Error::new(e);
     }
     anyhow::Error::new(attnlab_core::Error::write_source("standard output", e))
+}
+
+/// Where text is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// The columns prose written to `stream` wraps at: the width of the terminal `stream` is
+/// (`COLUMNS` when that terminal reports no size, as a fresh pseudo-terminal may), `None` (no
+/// wrapping) when `stream` is a file or a pipe.
+pub fn terminal_width(stream: Stream) -> Option<usize> {
+    let term = match stream {
+        Stream::Stdout => console::Term::stdout(),
+        Stream::Stderr => console::Term::stderr(),
+    };
+    if !term.is_term() {
+        return None;
+    }
+    term.size_checked()
+        .map(|(_rows, cols)| usize::from(cols))
+        .or_else(|| {
+            std::env::var("COLUMNS")
+                .ok()?
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&w| w > 0)
+        })
+}
+
+/// `text` wrapped at word boundaries to the terminal's width when `stream` is a terminal
+/// (`attnlab_render::text::wrap`), unchanged otherwise.
+pub fn for_terminal(text: &str, stream: Stream) -> Cow<'_, str> {
+    match terminal_width(stream) {
+        Some(w) => Cow::Owned(attnlab_render::text::wrap::wrap(text, w)),
+        None => Cow::Borrowed(text),
+    }
 }

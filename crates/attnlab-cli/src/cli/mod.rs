@@ -28,6 +28,10 @@ pub fn interrupted() -> &'static AtomicBool {
     &FLAG
 }
 
+/// The heading the global options (threads and limits) are listed under in every command's
+/// `--help`, after the command's own options.
+pub const LIMITS_HEADING: &str = "Limits and threads (global: every command takes them)";
+
 /// Compute, verify and audit what attention layers and positional encodings actually do.
 ///
 /// Every command takes --json (one JSON object on stdout, nothing else there).
@@ -37,18 +41,18 @@ pub fn interrupted() -> &'static AtomicBool {
 pub struct Cli {
     /// Worker threads for parallel computations [default: all cores]. Results are identical
     /// for any thread count.
-    #[arg(long, global = true, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    #[arg(long, global = true, help_heading = LIMITS_HEADING, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
     /// Largest estimated memory a request may use, in bytes (e.g. 4G, 512M) [default: 1G].
     /// Requests over it are refused before they start, with the estimate.
-    #[arg(long, global = true, value_name = "BYTES")]
+    #[arg(long, global = true, help_heading = LIMITS_HEADING, value_name = "BYTES")]
     pub max_memory: Option<Count>,
     /// Largest estimated work of a request, in floating-point operations (e.g. 1e12, 2^40)
     /// [default: 2^35, about 10 s]. Requests over it are refused before they start.
-    #[arg(long, global = true, value_name = "OPS")]
+    #[arg(long, global = true, help_heading = LIMITS_HEADING, value_name = "OPS")]
     pub max_work: Option<Count>,
     /// Largest input file read, in bytes (configs, blocks, answers, state) [default: 64M].
-    #[arg(long, global = true, value_name = "BYTES")]
+    #[arg(long, global = true, help_heading = LIMITS_HEADING, value_name = "BYTES")]
     pub max_file_size: Option<Count>,
     #[command(subcommand)]
     pub command: Command,

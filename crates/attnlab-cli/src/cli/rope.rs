@@ -353,7 +353,8 @@ fn audit(a: AuditArgs) -> anyhow::Result<Outcome> {
             serde_json::to_writer_pretty(&mut out, &presets).map_err(stdout_error)?;
             writeln!(out).map_err(stdout_error)?;
         } else {
-            out.write_all(attnlab_render::text::presets::render(&presets).as_bytes())
+            let text = attnlab_render::text::presets::render(&presets);
+            out.write_all(super::exec::for_terminal(&text, super::exec::Stream::Stdout).as_bytes())
                 .map_err(stdout_error)?;
         }
         return Ok(Outcome::Holds);

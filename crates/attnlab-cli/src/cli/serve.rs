@@ -41,6 +41,6 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
 #[cfg(not(feature = "serve"))]
 pub fn run(_args: ServeArgs) -> anyhow::Result<Outcome> {
     Err(anyhow::anyhow!(
-        "attnlab serve is not in this build; rebuild with the serve feature: cargo run --release --features serve -- serve"
+        "attnlab serve is not in this build; build it with the serve feature: cargo install --path crates/attnlab-cli --features serve (or, in the repository, cargo run --release --features serve -- serve)"
     ))
 }

@@ -14,7 +14,7 @@ use attnlab_core::present::text::shorten;
 use attnlab_core::session::{AnswerSheet, Session, State, StepRecord};
 use attnlab_render::text::session as render;
 
-use super::exec::{emit, run_with_progress, stdout_error, Show};
+use super::exec::{emit, for_terminal, run_with_progress, stdout_error, Show, Stream};
 use super::Outcome;
 
 /// Options of `attnlab session`.
@@ -67,7 +67,8 @@ fn default_state_path() -> PathBuf {
     PathBuf::from(".attnlab-session.json")
 }
 
-/// Where narration goes: stdout, or stderr when stdout carries the JSON report.
+/// Where narration goes: stdout, or stderr when stdout carries the JSON report; wrapped at
+/// word boundaries when that is a terminal.
 struct Narrator {
     json: bool,
 }
@@ -77,11 +78,13 @@ impl Narrator {
         if self.json {
             let mut e = std::io::stderr().lock();
             let fail = |err| attnlab_core::Error::write_source("standard error", err);
-            e.write_all(text.as_bytes()).map_err(fail)?;
+            e.write_all(for_terminal(text, Stream::Stderr).as_bytes())
+                .map_err(fail)?;
             e.flush().map_err(fail)?;
         } else {
             let mut o = std::io::stdout().lock();
-            o.write_all(text.as_bytes()).map_err(stdout_error)?;
+            o.write_all(for_terminal(text, Stream::Stdout).as_bytes())
+                .map_err(stdout_error)?;
             o.flush().map_err(stdout_error)?;
         }
         Ok(())

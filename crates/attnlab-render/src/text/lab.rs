@@ -6,6 +6,9 @@ use attnlab_core::present::prose::{self, course};
 
 use super::table::{matrix_table, matrix_table_with, table};
 
+/// Table (b) shows the set's frequencies one column each up to this many (the JSON has all).
+const MAX_SET_COLUMNS: usize = 8;
+
 pub fn render(r: &LabReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -60,31 +63,40 @@ pub fn render(r: &LabReport) -> String {
         out,
         "(b) Positional contribution to the score of aligned unit vectors vs separation s:"
     );
-    let per_plane = b
-        .omegas
-        .iter()
-        .map(|o| format!("cos(s·{o})"))
-        .collect::<Vec<_>>()
-        .join("  ");
-    let mut t = table(&[
-        "s".to_string(),
-        format!("cos(s·{})", b.omega),
-        per_plane,
-        format!("mean over {}", course::frequency_set(&b.omegas)),
-    ]);
+    // One column per frequency of the set (a frequency equal to ω, same expression and the
+    // same cosines, is ω's column already), then their mean.
+    let repeats_single =
+        |k: usize| b.omegas[k] == b.omega && b.rows.iter().all(|r| r.set.get(k) == Some(&r.single));
+    let columns: Vec<usize> = (0..b.omegas.len())
+        .filter(|&k| !repeats_single(k))
+        .collect();
+    let per_column = columns.len() <= MAX_SET_COLUMNS;
+    let mut header = vec!["s".to_string(), format!("cos(s·{})", b.omega)];
+    if per_column {
+        header.extend(columns.iter().map(|&k| format!("cos(s·{})", b.omegas[k])));
+    }
+    header.push(format!("mean over {}", course::frequency_set(&b.omegas)));
+    let mut t = table(&header);
     for row in &b.rows {
-        t.add_row(vec![
-            row.separation.to_string(),
-            sig(row.single, 6),
-            row.set
-                .iter()
-                .map(|&v| sig(v, 6))
-                .collect::<Vec<_>>()
-                .join("  "),
-            sig(row.set_mean, 6),
-        ]);
+        let mut cells = vec![row.separation.to_string(), sig(row.single, 6)];
+        if per_column {
+            cells.extend(
+                columns
+                    .iter()
+                    .map(|&k| row.set.get(k).map_or_else(String::new, |&v| sig(v, 6))),
+            );
+        }
+        cells.push(sig(row.set_mean, 6));
+        t.add_row(cells);
     }
     let _ = writeln!(out, "{t}");
+    if !per_column {
+        let _ = writeln!(
+            out,
+            "({} frequencies in the set: per-frequency columns omitted; --json lists them all.)",
+            b.omegas.len()
+        );
+    }
     let _ = writeln!(out, "→ {}\n", course::like_zero(b));
 
     let _ = writeln!(

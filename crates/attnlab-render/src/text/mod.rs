@@ -18,6 +18,7 @@ mod rope_resolve;
 mod rope_score;
 pub mod session;
 mod table;
+pub mod wrap;
 
 pub use equivariance::timings as equivariance_timings;
 pub use table::{matrix_table, matrix_table_with, table, MAX_COLS_SHOWN, MAX_ROWS_SHOWN};
