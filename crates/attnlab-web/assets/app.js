@@ -507,7 +507,8 @@ const shuffle = {
     if (!live()) return;
     showError(err, null);
     const [eq, a, b] = results;
-    this.verdict(eq.report);
+    // The seed as sent: the report's JSON number would lose digits above 2⁵³ in JavaScript.
+    this.verdict({ ...eq.report, seed: base.seed ?? eq.report.seed });
     this.product(eq.report);
     $('shuffle-text-out').textContent = eq.text;
     if (a) this.maps(a, b);
