@@ -1165,6 +1165,7 @@ register('session', {
     $('session-score').dataset.answered = r.score.answered;
     if (graded) this.showRecord(r.steps.find((s) => s.id === graded), a.text);
     if (r.complete) {
+      this.stepper(r, null);
       put($('session-step'), h('p', { class: 'headline', id: 'session-done' },
         h('span', { class: `badge ${r.full_marks ? 'holds' : 'done'}`, id: 'session-done-badge' }, r.full_marks ? 'FULL MARKS' : 'COMPLETE'),
         ` ${r.score.correct} of ${r.score.total} predictions right.`),
@@ -1173,6 +1174,7 @@ register('session', {
     }
     // The next step to predict: the first the answers do not cover yet (in course order).
     const next = (r.missing && r.missing[0]) || (r.paused && r.paused.step);
+    this.stepper(r, next);
     this.showStep(this.steps.find((s) => s.id === next));
   },
   /** The end of the session: every prediction that was not right, beside what was computed and why. */
@@ -1188,6 +1190,16 @@ register('session', {
           h('tr', {}, h('th', { text: 'your prediction' }), h('td', { class: 'review-prediction', text: answerText(s.prediction) })),
           h('tr', {}, h('th', { text: 'computed' }), h('td', { class: 'review-computed', text: answerText(s.result) })))),
         h('p', { text: s.explanation })))));
+  },
+  /** The course's steps in order, each marked done (right or not) or to come; the current one highlighted. */
+  stepper(r, current) {
+    const byId = Object.fromEntries((r.steps || []).map((s) => [s.id, s]));
+    put($('session-steps'), ...this.steps.map((s, i) => {
+      const rec = byId[s.id];
+      const mark = rec ? (rec.correct ? '✓' : '✗') : '';
+      return h('li', { 'data-step': s.id, 'data-state': rec ? (rec.correct ? 'right' : 'wrong') : 'open', 'aria-current': s.id === current ? 'step' : null, title: s.title },
+        `${i + 1}${mark ? ` ${mark}` : ''}`);
+    }));
   },
   showStep(step) {
     if (!step) return;
@@ -1206,6 +1218,7 @@ register('session', {
     const hint = h('p', { class: 'hint', id: 'session-hint', hidden: true, text: step.hint });
     put($('session-step'),
       h('h3', { id: 'session-title', 'data-step': step.id }, `Step ${n} of ${this.steps.length}: ${step.title}`),
+      h('p', { class: 'phase', 'data-phase': 'predict' }, h('strong', { text: '1 · Predict. ' }), 'Say what you expect and why; then the engine runs it (2 · Run) and explains the result (3 · Explain).'),
       h('p', {}, h('strong', { text: 'Varied: ' }), step.varied, ' · ', h('strong', { text: 'held fixed: ' }), step.fixed),
       h('p', { id: 'session-question', text: step.question }),
       h('form', { id: 'session-form' },
@@ -1228,8 +1241,49 @@ register('session', {
       if ($('session-error').hidden) this.save(); else delete this.answers[step.id];
     });
   },
+  /**
+   * The step's picture: the panel request the step is about, at the step's settings (the
+   * numbers are the API's, drawn as the panels draw them).
+   */
+  async chart(rec) {
+    const el = $('session-chart');
+    if (!el) return;
+    const st = rec.settings || {};
+    const course = { rng: 'numpy', seed: '0', n: 4, dim: 4, perm: [2, 0, 3, 1], product: true };
+    const product = async (extra, caption) => {
+      const r = await api('equivariance', { ...course, ...extra });
+      put(el, h('figcaption', { text: caption }),
+        heatmap(r.product.difference, { id: 'session-chart-map', caption: `f(ΠX) − Π f(X) against the tolerance ${fmt.sci(r.tolerance)}: ${r.verdict}`, rowLabel: 'position', colLabel: 'dim', kind: 'tolerance', tol: r.tolerance }));
+    };
+    const scores = async (omega, maxSep, caption, context) => {
+      const r = await api('rope score', { omega, max_sep: maxSep });
+      const marks = [];
+      if (context) {
+        const res = await api('rope resolve', { omega, context: String(context) });
+        if (res.common_period !== null && res.common_period <= maxSep) marks.push({ x: res.common_period, label: `common period ${res.common_period}`, colour: '#6a1b9a', kind: 'common-period' });
+        marks.push({ x: Number(context) - 1, label: `L − 1 = ${Number(context) - 1}`, colour: '#444', solid: true, row: 1, kind: 'context' });
+      }
+      const series = r.omegas.length <= 5 ? r.omegas.map((o, k) => ({ name: `ω = ${o.label}`, points: r.separations.map((x) => [x.separation, x.scores[k]]) })) : [];
+      series.push({ name: 'mean', points: r.separations.map((x) => [x.separation, x.mean]), bold: true, colour: '#111' });
+      put(el, h('figcaption', { text: caption }), lineChart({ series, marks, xLabel: 'separation s', yLabel: 'score cos(s·ω)', id: 'session-chart-plot', width: chartWidth(el) }));
+    };
+    try {
+      switch (rec.id) {
+        case 'shuffle_attention': case 'swap_two_tokens': return await product({}, 'The bare layer: f(ΠX) − Π f(X) entry by entry (the course program)');
+        case 'index_signal': return await product({ pos: 'index' }, 'With the index signal: f(ΠX) − Π f(X) entry by entry');
+        case 'rnn_shuffle': return await product({ layer: 'rnn' }, 'The RNN: f(ΠX) − Π f(X) entry by entry');
+        case 'causal_equivariance': return await product({ mask: 'causal' }, 'With the causal mask: f(ΠX) − Π f(X) entry by entry');
+        case 'rope_scores': return await scores(st.omega || 'pi/2', 12, `Scores cos(s·ω) for ω = ${st.omega || 'pi/2'}`);
+        case 'rope_repeat_half_pi': return await scores('pi/2', 12, 'Scores for ω = π/2: back to 1 at every repeat');
+        case 'rope_repeat_chosen': return await scores(st.omega || '3*pi/4', 24, `Scores for ω = ${st.omega || '3*pi/4'}`);
+        case 'rope_resolve': return await scores(st.omegas || 'pi/2,pi/3', Math.max(24, Number(st.context || 16)), `The set ${st.omegas || 'pi/2,pi/3'} within L = ${st.context || 16}`, st.context || 16);
+        default: put(el);
+      }
+    } catch (e) { put(el, h('p', { class: 'hint', text: pageMessage(e.message) })); }
+  },
   showRecord(rec, text) {
     if (!rec) return;
+    setTimeout(() => this.chart(rec), 0);
     put($('session-result'),
       h('div', { class: 'step', id: 'session-record', 'data-correct': String(rec.correct) },
         h('p', { class: 'headline' }, h('span', { class: `badge ${rec.correct ? 'holds' : 'fails'}` }, rec.correct ? 'RIGHT' : 'NOT QUITE'), ` ${rec.title}`),
@@ -1237,7 +1291,9 @@ register('session', {
           h('tr', {}, h('th', { text: 'your prediction' }), h('td', { id: 'session-prediction', text: answerText(rec.prediction) })),
           h('tr', {}, h('th', { text: 'computed' }), h('td', { id: 'session-computed', text: answerText(rec.result) })),
           h('tr', {}, h('th', { text: 'graded by' }), h('td', { class: 'wrap', text: rec.grading })))),
-        h('p', { text: rec.explanation }),
+        h('p', { class: 'phase', 'data-phase': 'run' }, h('strong', { text: '2 · Run. ' }), `computed: ${answerText(rec.result)}`),
+        h('p', { class: 'phase', 'data-phase': 'explain' }, h('strong', { text: '3 · Explain. ' }), rec.explanation),
+        h('figure', { class: 'pair', id: 'session-chart' }),
         h('details', {}, h('summary', { text: 'Evidence (what the engine computed)' }),
           h('ul', { class: 'findings' }, rec.evidence.map((e) => h('li', { class: 'mono', text: evidenceText(e) })))),
         h('details', { class: 'terminal' }, h('summary', { text: 'As the terminal prints the session so far' }), h('pre', { text }))));
