@@ -291,7 +291,10 @@ mod with_feature {
                 "rope audit",
                 r#"{"dtype": "f16", "context": "2k", "base": 10000, "dim": "64"}"#,
             ),
-            ("rope resolve", r#"{"context": "2k", "base": 10000, "dim": "64"}"#),
+            (
+                "rope resolve",
+                r#"{"context": "2k", "base": 10000, "dim": "64"}"#,
+            ),
             (
                 "rope audit",
                 r#"{"dtype": "bf16", "context": "1024", "preset": "llama-2-7b"}"#,

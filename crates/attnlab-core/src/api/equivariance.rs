@@ -10,12 +10,12 @@ use crate::attention::Mask;
 use crate::chart::Chart;
 use crate::experiment::{self, Control, Diagnosis, PermChoice, Watch};
 use crate::layer::{Inputs, LayerKind, LayerSpec, PosKind, Readout};
-use crate::numeric::Real;
-use ndarray::Array2;
 use crate::limits::{self, Budget};
+use crate::numeric::Real;
 use crate::rng::RngKind;
 use crate::symmetry::{CheckReport, Perms, Permutation, Property, Verdict, Worst};
 use crate::{Dtype, Error, Result};
+use ndarray::Array2;
 
 /// The request of `attnlab equivariance`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

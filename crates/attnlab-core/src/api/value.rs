@@ -288,7 +288,8 @@ pub mod seed {
     use serde::de::{self, Deserializer, Visitor};
     use serde::Serializer;
 
-    const EXPECTED: &str = "a whole number from 0 to 18446744073709551615 (a number or a string of digits)";
+    const EXPECTED: &str =
+        "a whole number from 0 to 18446744073709551615 (a number or a string of digits)";
 
     struct SeedVisitor;
 
@@ -301,7 +302,8 @@ pub mod seed {
             Ok(v)
         }
         fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
-            u64::try_from(v).map_err(|_| E::custom(format!("invalid seed: {v}; expected {EXPECTED}")))
+            u64::try_from(v)
+                .map_err(|_| E::custom(format!("invalid seed: {v}; expected {EXPECTED}")))
         }
         fn visit_f64<E: de::Error>(self, v: f64) -> Result<u64, E> {
             Err(E::custom(format!(
