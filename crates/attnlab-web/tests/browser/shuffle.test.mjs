@@ -38,6 +38,8 @@ async function shown(expectedPerm) {
 }
 
 test('shuffling the bare layer: the verdict holds, with the API numbers', async () => {
+  // A sequence of tokens instead of the course program's random rows (the page's default).
+  await page.selectOption('#shuffle-input', 'text');
   await page.fill('#shuffle-text', 'A B . A B');
   await page.waitForFunction(() => document.querySelectorAll('#shuffle-tokens li').length === 5);
   await page.click('#shuffle-shuffle');
