@@ -240,6 +240,39 @@ fn regression_degenerate_permutation_sets_are_not_dressed_up() {
     let (code, v, _) = run(&["equivariance", "--n", "1", "--json"]);
     assert_eq!(code, 0);
     assert!(v["note"].as_str().unwrap().contains("only the identity"));
+    // n = 4 and the identity given: other permutations exist, the identity was chosen.
+    let (code, v, _) = run(&["equivariance", "--perm", "0,1,2,3", "--json"]);
+    assert_eq!(code, 0);
+    let note = v["note"].as_str().unwrap();
+    assert!(
+        note.contains("the identity permutation was chosen") && !note.contains("only the identity"),
+        "{note}"
+    );
+}
+
+#[test]
+fn the_product_is_f_of_the_shuffled_input_beside_the_shuffled_output() {
+    let (code, v, _) = run(&["equivariance", "--perm", "2,0,3,1", "--product", "--json"]);
+    assert_eq!(code, 0);
+    let p = &v["product"];
+    let m = |k: &str| -> Vec<Vec<f64>> { serde_json::from_value(p[k].clone()).unwrap() };
+    let (fpx, pfx, diff) = (m("f_of_permuted"), m("permuted_f"), m("difference"));
+    let mut largest = 0f64;
+    for i in 0..4 {
+        for j in 0..4 {
+            // The difference is the two matrices' entry-by-entry difference, exactly.
+            assert_eq!(diff[i][j], fpx[i][j] - pfx[i][j]);
+            largest = largest.max(diff[i][j].abs());
+        }
+    }
+    // The same forward pass as the check: its largest entry is the check's error.
+    assert_eq!(largest, v["max_abs_error"].as_f64().unwrap());
+    // Without one --perm there is no product to show.
+    let out = cargo_bin_cmd!("attnlab")
+        .args(["equivariance", "--product"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]

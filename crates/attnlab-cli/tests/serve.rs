@@ -244,6 +244,87 @@ mod with_feature {
         assert_eq!(server.interrupt(), Some(0));
     }
 
+    /// The requests the page's panels send (`crates/attnlab-web/assets/app.js`), as it sends
+    /// them: the numbers the page shows are the CLI's for the same options.
+    #[test]
+    fn every_panels_requests_answer_what_the_cli_prints() {
+        let server = start("127.0.0.1:0");
+        for (command, body) in [
+            // Shuffle: the course program (its default), the product, the attention maps.
+            (
+                "equivariance",
+                r#"{"pos": "none", "mask": "none", "dtype": "f64", "rng": "numpy", "seed": "0", "n": 4, "dim": 4, "layer": "attention", "perm": [2, 0, 3, 1], "product": true}"#,
+            ),
+            (
+                "equivariance",
+                r#"{"pos": "index", "index_scale": 0.1, "mask": "causal", "dtype": "f32", "rng": "std", "seed": "9007199254740993", "text": "A B . A", "layer": "attention", "perm": [1, 0, 3, 2], "product": true}"#,
+            ),
+            (
+                "equivariance",
+                r#"{"pos": "rope", "mask": "none", "dtype": "f64", "rng": "numpy", "seed": "3", "n": 5, "dim": 6, "layer": "rnn", "perm": [4, 3, 2, 1, 0], "product": true}"#,
+            ),
+            (
+                "equivariance",
+                r#"{"rng": "numpy", "seed": "0", "n": 4, "dim": 4, "perm": [0, 1, 2, 3], "product": true}"#,
+            ),
+            (
+                "attend",
+                r#"{"pos": "none", "mask": "none", "dtype": "f64", "rng": "numpy", "seed": "0", "n": 4, "dim": 4}"#,
+            ),
+            (
+                "attend",
+                r#"{"pos": "index", "index_scale": 0.1, "mask": "none", "dtype": "f64", "rng": "numpy", "seed": "0", "text": ". A B A"}"#,
+            ),
+            // Rotation: the scores, each frequency's period, the identity, the resolution in L.
+            ("rope score", r#"{"omega": "pi/2,pi/3", "max_sep": 24}"#),
+            ("rope score", r#"{"omega": "pi/2", "max_sep": 100000}"#),
+            ("rope period", r#"{"omega": "pi/3"}"#),
+            ("rope identity", r#"{"omega": "pi/2,pi/3", "trials": 200}"#),
+            ("rope resolve", r#"{"omega": "pi/2,pi/3", "context": "16"}"#),
+            // Resolution & audit: each source, and the resolution beside it.
+            (
+                "rope audit",
+                r#"{"dtype": "bf16", "context": "13", "omega": "pi/2,pi/3"}"#,
+            ),
+            ("rope resolve", r#"{"context": "13", "omega": "pi/2,pi/3"}"#),
+            (
+                "rope audit",
+                r#"{"dtype": "f16", "context": "2k", "base": 10000, "dim": "64"}"#,
+            ),
+            (
+                "rope resolve",
+                r#"{"context": "2k", "base": 10000, "dim": "64"}"#,
+            ),
+            (
+                "rope audit",
+                r#"{"dtype": "bf16", "context": "1024", "preset": "llama-2-7b"}"#,
+            ),
+            (
+                "rope resolve",
+                r#"{"context": "1024", "preset": "llama-2-7b"}"#,
+            ),
+            // Errors the page shows: the same line.
+            ("rope score", r#"{"omega": "abc", "max_sep": 24}"#),
+            ("rope score", r#"{"omega": "pi/2", "max_sep": 2000000}"#),
+            (
+                "equivariance",
+                r#"{"rng": "numpy", "seed": "18446744073709551615", "perm": [2, 0, 3, 1], "product": true}"#,
+            ),
+            // Session: a refused answer and a graded one.
+            (
+                "session",
+                r#"{"answers": {"rope_repeat_half_pi": {"answer": "-4"}}}"#,
+            ),
+            (
+                "session",
+                r#"{"answers": {"rope_scores": {"answer": "0.5, 0.5, 0.5, 0.5, 0.5"}}}"#,
+            ),
+        ] {
+            agree(server.addr, command, body);
+        }
+        assert_eq!(server.interrupt(), Some(0));
+    }
+
     #[test]
     fn ctrl_c_stops_the_server_cleanly_and_the_page_is_served_until_then() {
         let server = start("127.0.0.1:0");

@@ -193,6 +193,9 @@ impl Value {
 /// them all.
 pub const MAX_ITEMS: usize = 24;
 
+/// A column of lists of at most this many scalars is spread into one column per entry.
+const MAX_SPREAD: usize = 16;
+
 /// Nesting deeper than this is shown as compact JSON.
 const MAX_DEPTH: usize = 6;
 
@@ -206,13 +209,16 @@ h2 { font-size: 1.15rem; margin: 1.75rem 0 .5rem; border-bottom: 1px solid #ccc;
 .outcome { display: inline-block; padding: .1rem .55rem; border-radius: .25rem; font-weight: 600; }
 .holds { background: #d9f2dd; color: #0b4d17; }
 .fails { background: #fbdcdc; color: #7a0f0f; }
-pre { background: #f6f6f6; border: 1px solid #ddd; padding: .75rem; overflow-x: auto; white-space: pre-wrap;
-      font: 13px/1.35 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
-figure { margin: 1rem 0; }
+pre { background: #f6f6f6; border: 1px solid #ddd; padding: .75rem; overflow-x: auto; white-space: pre;
+      max-width: 100%; font: 13px/1.35 ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; }
+figure { margin: 1rem 0; overflow-x: auto; }
 figure svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #333; font-size: .9rem; }
+.scroll { max-width: 100%; overflow-x: auto; }
 table { border-collapse: collapse; margin: .25rem 0; font-size: .88rem; }
 th, td { border: 1px solid #d0d0d0; padding: .15rem .45rem; vertical-align: top; text-align: left; }
+td { overflow-wrap: anywhere; min-width: 3rem; }
+td:not(.num) { max-width: 40rem; }
 th { background: #f0f0f0; font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .more { color: #555; font-style: italic; }
@@ -269,8 +275,9 @@ pub fn render(title: &str, report: &Report) -> Result<String> {
         "<h2 id=\"data\">Data</h2>\n<p class=\"meta\">The report's fields as <code>--json</code> names them \
          (long lists and matrices are cut to their first entries).</p>\n",
     );
+    out.push_str("<div class=\"scroll\">");
     value(&mut out, &data, 0);
-    out.push_str("\n</main>\n</body>\n</html>\n");
+    out.push_str("</div>\n</main>\n</body>\n</html>\n");
     Ok(out)
 }
 
@@ -447,15 +454,52 @@ fn array(out: &mut String, items: &[Value], depth: usize) {
         _ => None,
     };
     if let Some(keys) = keys {
+        // A column whose every entry is a short list of scalars of one length (the lab's
+        // scores per frequency) becomes one column per entry, so a cell holds one value.
+        let spread: Vec<Option<usize>> = keys
+            .iter()
+            .map(|k| {
+                let lens: Option<Vec<usize>> = shown
+                    .iter()
+                    .map(|i| match i.get(k) {
+                        Some(Value::Array(a)) if a.iter().all(|x| scalar(x).is_some()) => {
+                            Some(a.len())
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                lens.and_then(|l| {
+                    let first = *l.first()?;
+                    (first > 0 && first <= MAX_SPREAD && l.iter().all(|&x| x == first))
+                        .then_some(first)
+                })
+            })
+            .collect();
         out.push_str("<table><tr>");
-        for k in &keys {
-            let _ = write!(out, "<th scope=\"col\">{}</th>", escape(k));
+        for (k, wide) in keys.iter().zip(&spread) {
+            match wide {
+                Some(w) => {
+                    for j in 0..*w {
+                        let _ = write!(out, "<th scope=\"col\">{}[{j}]</th>", escape(k));
+                    }
+                }
+                None => {
+                    let _ = write!(out, "<th scope=\"col\">{}</th>", escape(k));
+                }
+            }
         }
         out.push_str("</tr>");
         for i in shown {
             out.push_str("<tr>");
-            for k in &keys {
-                cell(out, i.get(k).unwrap_or(&Value::Null), depth);
+            for (k, wide) in keys.iter().zip(&spread) {
+                match (wide, i.get(k)) {
+                    (Some(_), Some(Value::Array(a))) => {
+                        for x in a {
+                            cell(out, x, depth);
+                        }
+                    }
+                    _ => cell(out, i.get(k).unwrap_or(&Value::Null), depth),
+                }
             }
             out.push_str("</tr>");
         }

@@ -177,6 +177,8 @@ async fn commands(State(st): State<Arc<AppState>>) -> Response {
 struct View {
     charts: bool,
     text: bool,
+    /// Answer the request's estimated cost instead of running it.
+    estimate: bool,
 }
 
 impl View {
@@ -189,9 +191,11 @@ impl View {
                 ("charts", "none" | "") => {}
                 ("text", "1" | "true") => v.text = true,
                 ("text", "0" | "false" | "") => {}
+                ("estimate", "1" | "true") => v.estimate = true,
+                ("estimate", "0" | "false" | "") => {}
                 _ => {
                     return Err(format!(
-                        "invalid query parameter: {}; expected charts=svg or text=1",
+                        "invalid query parameter: {}; expected charts=svg, text=1 or estimate=1",
                         attnlab_core::present::text::shorten(pair)
                     ))
                 }
@@ -279,7 +283,48 @@ async fn api(
         Ok(r) => r,
         Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
     };
+    if view.estimate {
+        return estimate(&st, &request);
+    }
     compute(&st, request, view, started).await
+}
+
+/// `?estimate=1`: the request's budget (the core's estimate of its peak memory and operations,
+/// the numbers `run` checks before allocating) beside this server's limits, without running it,
+/// so a page can say what a long request costs before sending it.
+fn estimate(st: &AppState, request: &Request) -> Response {
+    use attnlab_core::present::number;
+    let b = api::budget(request);
+    let limits = attnlab_core::limits::Limits::default();
+    let within = b.bytes <= limits.max_memory && b.ops <= limits.max_work;
+    let body = serde_json::json!({
+        "command": request.command(),
+        "bytes": b.bytes,
+        "ops": b.ops,
+        "text": format!(
+            "about {} of memory and {} operations (the limits: {} and {})",
+            number::bytes(b.bytes),
+            number::ops(b.ops),
+            number::bytes(limits.max_memory),
+            number::ops(limits.max_work)
+        ),
+        "max_memory": limits.max_memory,
+        "max_work": limits.max_work,
+        "within_limits": within,
+        "time_limit_seconds": st.limits.time_limit.as_secs_f64(),
+    });
+    json_response(StatusCode::OK, body.to_string())
+}
+
+/// Sets the cancellation flag when dropped: when the client goes away (a page's cancel
+/// button aborts its fetch), axum drops the handler's future and the computation stops at the
+/// core's next check instead of running to its deadline.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// The answer of one computation, built on the worker (serialising a large report is work too).
@@ -380,6 +425,7 @@ async fn compute(st: &AppState, request: Request, view: View, started: Instant) 
     };
     let cancel = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&cancel);
+    let _cancel_on_drop = CancelOnDrop(Arc::clone(&cancel));
     let req = request.clone();
     let mut task = tokio::task::spawn_blocking(move || {
         // The permit is held until the computation really ends, cancelled or not.

@@ -345,3 +345,39 @@ async fn the_page_and_its_assets_are_served_from_the_binary_with_no_external_ref
     .await;
     assert_eq!(a.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn the_estimate_is_the_cores_budget_without_running() {
+    let body = r#"{"omega": "pi/2,pi/3", "context": "1M"}"#;
+    let a = post("/api/rope/audit?estimate=1", body).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    let v: serde_json::Value = serde_json::from_str(&a.body).unwrap();
+    let req = Request::from_json("rope audit", serde_json::from_str(body).unwrap()).unwrap();
+    let budget = api::budget(&req);
+    assert_eq!(v["bytes"].as_u64(), Some(budget.bytes));
+    assert_eq!(v["ops"].as_u64(), Some(budget.ops));
+    assert_eq!(v["command"], "rope audit");
+    let text = v["text"].as_str().unwrap();
+    assert!(
+        text.contains(&attnlab_core::present::number::ops(budget.ops)),
+        "{text}"
+    );
+    // A bad request is refused before any estimate.
+    let bad = post("/api/rope/audit?estimate=1", r#"{"omega": 3}"#).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn seeds_travel_as_strings_with_every_digit() {
+    // 2⁵³ + 1 is not a binary64 number: as a string it reaches the generator exactly.
+    let a = post(
+        "/api/equivariance",
+        r#"{"rng": "std", "seed": "9007199254740993", "perm": [2, 0, 3, 1]}"#,
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.body);
+    assert!(a.body.contains("\"seed\": 9007199254740993,"), "{}", a.body);
+    let bad = post("/api/equivariance", r#"{"seed": "12x"}"#).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(error_of(&bad).contains("invalid seed: 12x"), "{}", bad.body);
+}

@@ -33,6 +33,10 @@ pub struct EquivarianceArgs {
     /// Seed of the random permutations [default: --seed].
     #[arg(long, allow_negative_numbers = true)]
     pub perm_seed: Option<u64>,
+    /// Also report the course's product for the one --perm: f(ΠX), Π f(X) and their difference
+    /// entry by entry (in the JSON report; equivariance only, no --readout).
+    #[arg(long, requires = "perm")]
+    pub product: bool,
     /// Also write the report as one self-contained HTML file (inline SVG and CSS, no script).
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
@@ -51,6 +55,7 @@ pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
         exhaustive: args.exhaustive,
         samples: args.samples,
         perm_seed: args.perm_seed,
+        product: args.product,
     });
     let show = Show {
         json: args.input.json,

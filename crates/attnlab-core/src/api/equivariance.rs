@@ -10,11 +10,13 @@ use crate::attention::Mask;
 use crate::chart::Chart;
 use crate::experiment::{self, CheckSummary, Control, Diagnosis, PermChoice, Watch};
 pub use crate::experiment::{PermutationMode, PermutationSet};
-use crate::layer::{LayerKind, PosKind, Readout};
+use crate::layer::{Inputs, LayerKind, LayerSpec, PosKind, Readout};
 use crate::limits::{self, Budget};
+use crate::numeric::Real;
 use crate::rng::RngKind;
 use crate::symmetry::{CheckReport, Perms, Permutation};
-use crate::{Dtype, Result};
+use crate::{Dtype, Error, Result};
+use ndarray::Array2;
 
 /// The request of `attnlab equivariance`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,8 +35,12 @@ pub struct EquivarianceRequest {
     pub exhaustive: bool,
     /// K random non-identity permutations (default: exhaustive for n ≤ 6, else 100 samples).
     pub samples: Option<usize>,
-    /// Seed of the random permutations (default: `seed`).
+    /// Seed of the random permutations (default: `seed`; a number or a string of digits).
+    #[serde(with = "super::value::seed::option")]
     pub perm_seed: Option<u64>,
+    /// Also report the course's product for the one given `perm`: f(ΠX), Π f(X) and their
+    /// difference entry by entry (equivariance only, no readout).
+    pub product: bool,
 }
 
 impl Default for EquivarianceRequest {
@@ -47,8 +53,43 @@ impl Default for EquivarianceRequest {
             exhaustive: false,
             samples: None,
             perm_seed: None,
+            product: false,
         }
     }
+}
+
+/// The course's product for one permutation Π: the layer on the shuffled input beside the
+/// shuffled output, and their difference, in the check's dtype (shown as f64). The same
+/// forward pass as the check, so max |difference| is the report's `max_abs_error`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Product {
+    /// Π as numpy's `X[perm]` list.
+    pub perm: Vec<usize>,
+    /// f(ΠX), n × d′.
+    #[serde(serialize_with = "super::attend::rows")]
+    pub f_of_permuted: Array2<f64>,
+    /// Π f(X): row i is row perm[i] of f(X).
+    #[serde(serialize_with = "super::attend::rows")]
+    pub permuted_f: Array2<f64>,
+    /// f(ΠX) − Π f(X), entry by entry (read against the report's `tolerance`).
+    #[serde(serialize_with = "super::attend::rows")]
+    pub difference: Array2<f64>,
+}
+
+/// f(ΠX), Π f(X) and their difference for the layer `spec` in precision `T`.
+fn product_in<T: Real>(spec: &LayerSpec, inputs: &Inputs, p: &Permutation) -> Result<Product> {
+    let f = spec.build::<T>(inputs)?;
+    let x = inputs.x.mapv(T::from_f64);
+    let wide = |a: &Array2<T>| a.mapv(Real::to_f64);
+    let f_of_permuted = wide(&f(p.apply_rows(x.view())?.view())?);
+    let permuted_f = wide(&p.apply_rows(f(x.view())?.view())?);
+    let difference = &f_of_permuted - &permuted_f;
+    Ok(Product {
+        perm: p.as_slice().to_vec(),
+        f_of_permuted,
+        permuted_f,
+        difference,
+    })
 }
 
 /// The report of `attnlab equivariance`.
@@ -85,6 +126,9 @@ pub struct EquivarianceReport {
     pub diagnosis: Diagnosis,
     /// A caveat about what the check can show (e.g. n = 1 has only the identity).
     pub note: Option<String>,
+    /// The course's product f(ΠX), Π f(X) and their difference (with `product`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub product: Option<Product>,
     /// Where the time went (seconds per part): measurements of this run, not results — they
     /// vary from run to run.
     pub timings: EquivarianceTimings,
@@ -276,6 +320,20 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
         progress: &|stage, fraction| (ctx.progress)(stage, fraction),
     };
     let (result, parts) = experiment::symmetry_observed(&spec, &inputs, perms, a.dtype, &watch)?;
+    let product = match (&choice, req.product) {
+        (_, false) => None,
+        (PermChoice::Given(p), true) if req.readout == Readout::None => Some(match a.dtype {
+            Dtype::F32 => product_in::<f32>(&spec, &inputs, p)?,
+            _ => product_in::<f64>(&spec, &inputs, p)?,
+        }),
+        _ => {
+            return Err(Error::invalid(
+                "--product",
+                "without one --perm",
+                "one --perm and no --readout (the product is f(ΠX) beside Π f(X))",
+            ))
+        }
+    };
     let note = perms
         .all_identity()
         .then(|| crate::present::prose::only_identity(n));
@@ -311,6 +369,7 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
         controls: result.controls,
         diagnosis: result.diagnosis,
         note,
+        product,
         timings,
     })
 }

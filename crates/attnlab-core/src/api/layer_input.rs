@@ -23,7 +23,8 @@ pub struct LayerInput {
     pub dim: Option<usize>,
     /// Number of attention heads (more than 1 adds an output projection Wo).
     pub heads: usize,
-    /// Seed of the generator.
+    /// Seed of the generator (a number, or a string of digits for seeds above 2⁵³).
+    #[serde(with = "super::value::seed")]
     pub seed: u64,
     /// Generator: numpy (the default) reproduces `np.random.seed(S)` + `randn` bit for bit, so
     /// the defaults (seed 0, n = d = 4) are the course program; std is ChaCha8 (any 64-bit seed).

@@ -269,3 +269,90 @@ impl std::str::FromStr for List {
         Ok(List::parse(s))
     }
 }
+
+/// Serde for a seed (`#[serde(with = "seed")]`): a JSON number or a string of decimal digits,
+/// so a front end whose numbers are binary64 (JavaScript) sends any 64-bit seed exactly
+/// (2⁵³ + 1 as `"9007199254740993"`). Serialises as a number.
+///
+/// ```
+/// #[derive(serde::Deserialize)]
+/// struct S { #[serde(with = "attnlab_core::api::value::seed")] seed: u64 }
+/// let s: S = serde_json::from_str(r#"{"seed": "9007199254740993"}"#).unwrap();
+/// assert_eq!(s.seed, 9_007_199_254_740_993);
+/// let s: S = serde_json::from_str(r#"{"seed": 7}"#).unwrap();
+/// assert_eq!(s.seed, 7);
+/// assert!(serde_json::from_str::<S>(r#"{"seed": "-1"}"#).is_err());
+/// assert!(serde_json::from_str::<S>(r#"{"seed": 1.5}"#).is_err());
+/// ```
+pub mod seed {
+    use serde::de::{self, Deserializer, Visitor};
+    use serde::Serializer;
+
+    const EXPECTED: &str =
+        "a whole number from 0 to 18446744073709551615 (a number or a string of digits)";
+
+    struct SeedVisitor;
+
+    impl Visitor<'_> for SeedVisitor {
+        type Value = u64;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(EXPECTED)
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<u64, E> {
+            Ok(v)
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<u64, E> {
+            u64::try_from(v)
+                .map_err(|_| E::custom(format!("invalid seed: {v}; expected {EXPECTED}")))
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<u64, E> {
+            Err(E::custom(format!(
+                "invalid seed: {}; expected {EXPECTED}",
+                crate::present::number::short(v)
+            )))
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<u64, E> {
+            let t = v.trim();
+            if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+                if let Ok(s) = t.parse::<u64>() {
+                    return Ok(s);
+                }
+            }
+            Err(E::custom(format!(
+                "invalid seed: {}; expected {EXPECTED}",
+                crate::present::text::shorten(v)
+            )))
+        }
+    }
+
+    /// Reads a seed from a number or a string of digits.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        d.deserialize_any(SeedVisitor)
+    }
+
+    /// Writes the seed as a number.
+    pub fn serialize<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(*v)
+    }
+
+    /// The same for an optional seed (`null` or absent is `None`).
+    pub mod option {
+        use serde::{Deserialize, Deserializer, Serializer};
+
+        #[derive(Deserialize)]
+        struct Wrapped(#[serde(with = "super")] u64);
+
+        /// Reads an optional seed.
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+            Ok(Option::<Wrapped>::deserialize(d)?.map(|w| w.0))
+        }
+
+        /// Writes an optional seed as a number or `null`.
+        pub fn serialize<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+            match v {
+                Some(x) => s.serialize_u64(*x),
+                None => s.serialize_none(),
+            }
+        }
+    }
+}

@@ -28,9 +28,14 @@ pub fn tolerance_derivation(
     )
 }
 
-/// The note of a check on one token, which has only the identity permutation.
+/// The note of a check whose permutations are all the identity: one token has no other
+/// permutation; for n ≥ 2 the identity was chosen (`--perm 0,1,2,3`), though others exist.
 pub fn only_identity(n: usize) -> String {
-    format!("only the identity permutation exists for n = {n}, so this check cannot show anything about equivariance; use n ≥ 2")
+    if n < 2 {
+        format!("only the identity permutation exists for n = {n}, so this check cannot show anything about equivariance; use n ≥ 2")
+    } else {
+        format!("the identity permutation was chosen (it moves none of the n = {n} positions), so this check cannot show anything about equivariance; choose a permutation that moves a position")
+    }
 }
 
 /// A list of indices as `[2, 0, 3, 1]`.

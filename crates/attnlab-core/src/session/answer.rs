@@ -90,12 +90,12 @@ impl AnswerKind {
                 "n" | "no" | "false" => Ok(Answer::YesNo(false)),
                 _ => Err(bad()),
             },
-            AnswerKind::Integer => parse_integer(t).map(Answer::Integer).ok_or_else(bad),
+            AnswerKind::Integer => separation(t, self),
             AnswerKind::IntegerOrNone => {
                 if t.eq_ignore_ascii_case("none") {
                     Ok(Answer::Nothing)
                 } else {
-                    parse_integer(t).map(Answer::Integer).ok_or_else(bad)
+                    separation(t, self)
                 }
             }
             AnswerKind::Numbers { count, .. } => {
@@ -135,6 +135,20 @@ pub(crate) fn quoted(t: &str) -> String {
 }
 
 /// A whole number, also written as `6.0`.
+/// A whole-number answer: every whole-number question of the course asks for a separation
+/// s > 0, so 0 and negative numbers are refused (not graded) with the reason.
+fn separation(t: &str, kind: &AnswerKind) -> Result<Answer> {
+    match parse_integer(t) {
+        Some(s) if s >= 1 => Ok(Answer::Integer(s)),
+        Some(_) => Err(Error::invalid(
+            "answer",
+            quoted(t),
+            format!("a separation s > 0 ({})", kind.form()),
+        )),
+        None => Err(Error::invalid("answer", quoted(t), kind.form())),
+    }
+}
+
 fn parse_integer(t: &str) -> Option<i64> {
     t.parse::<i64>().ok().or_else(|| {
         t.parse::<f64>()
@@ -225,6 +239,12 @@ mod tests {
             Answer::Integer(6)
         );
         assert!(AnswerKind::Integer.parse("2.5").is_err());
+        // The questions ask for a separation s > 0: −4 and 0 are refused, saying so.
+        for t in ["-4", "0"] {
+            let e = AnswerKind::Integer.parse(t).unwrap_err().to_string();
+            assert!(e.contains("a separation s > 0"), "{e}");
+            assert!(AnswerKind::IntegerOrNone.parse(t).is_err());
+        }
         assert_eq!(
             AnswerKind::IntegerOrNone.parse("None").unwrap(),
             Answer::Nothing

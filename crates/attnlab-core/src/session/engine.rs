@@ -505,11 +505,16 @@ impl Session {
         let step = self.step(i)?;
         let settings = step.settings(&entry.settings)?;
         let kind = step.answer_kind(&settings)?;
-        let prediction = kind.parse(&entry.answer).map_err(|_| {
+        let prediction = kind.parse(&entry.answer).map_err(|e| {
+            // What the parse expected (the form, or why a value of the form is refused).
+            let message = e.to_string();
+            let expected = message
+                .split_once("; expected ")
+                .map_or_else(|| kind.form(), |(_, x)| x.to_string());
             Error::invalid(
                 format!("answer to step {}", step.id),
                 super::answer::quoted(&entry.answer),
-                kind.form(),
+                expected,
             )
         })?;
         Ok(Prepared {

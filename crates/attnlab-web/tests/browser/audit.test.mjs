@@ -35,7 +35,7 @@ test('a preset audit shows the verdict, the charts and the findings', { timeout:
   const api = await res.json();
   assert.equal(await page.locator('#audit-verdict').textContent(), api.report.verdict);
   // Verdict first, then the charts, then the findings.
-  const order = await page.$$eval('#audit-out > *', (els) => els.map((e) => e.id).filter(Boolean));
+  const order = await page.$$eval('#audit-out > *', (els) => els.map((e) => e.id || (e.firstElementChild && e.firstElementChild.id)).filter(Boolean));
   assert.deepEqual(order.slice(0, 4), ['audit-verdict', 'audit-source-line', 'audit-charts', 'audit-findings']);
   const charts = await page.$$eval('#audit-charts img', (imgs) => imgs.map((i) => i.dataset.chart));
   assert.deepEqual(charts, api.charts.map((c) => c.name));

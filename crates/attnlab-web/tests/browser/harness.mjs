@@ -34,7 +34,10 @@ export async function startServer() {
 }
 
 /** Launches chromium headless with no network of its own; resolves to { browser, page, problems }. */
-export async function launch({ offline = false } = {}) {
+export const DESKTOP = { width: 1366, height: 900 };
+export const PHONE = { width: 390, height: 844 };
+
+export async function launch({ offline = false, viewport = { width: 1280, height: 900 } } = {}) {
   const args = [
     '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
     '--disable-background-networking', '--disable-component-update', '--disable-sync',
@@ -45,7 +48,7 @@ export async function launch({ offline = false } = {}) {
     args,
     headless: true,
   });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   const problems = { console: [], requests: [], pageErrors: [] };
   page.on('console', (m) => { if (m.type() === 'error') problems.console.push(m.text()); });
@@ -57,4 +60,26 @@ export async function launch({ offline = false } = {}) {
 /** The text of the element `selector` (trimmed). */
 export async function text(page, selector) {
   return (await page.locator(selector).first().innerText()).trim();
+}
+
+/** POST /api/<command> (spaces as slashes) with `body`; resolves to { status, json }. */
+export async function post(server, command, body, query = '') {
+  const res = await fetch(server.url + 'api/' + command.split(' ').join('/') + query, { method: 'POST', body: JSON.stringify(body) });
+  return { status: res.status, json: await res.json() };
+}
+
+/** How far the page is wider than its viewport (0 when nothing overflows). */
+export async function overflow(page) {
+  return page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+}
+
+/** Opens the page and waits for it to be ready. */
+export async function open(page, server) {
+  await page.goto(server.url);
+  await page.waitForSelector('body[data-ready="true"]');
+}
+
+/** Console errors other than the failed loads of answers that are the test's subject (400s). */
+export function consoleErrors(problems, allowed = ['status of 400']) {
+  return problems.console.filter((m) => !allowed.some((a) => m.includes(a)));
 }

@@ -60,3 +60,28 @@ test('one step: predict, run, compare, score', async (t) => {
   assert.deepEqual(problems.console, []);
   assert.deepEqual(problems.pageErrors, []);
 });
+
+test('the course tour: the steps in order, predict → run → explain, each step\'s picture', async (t) => {
+  if (!commands.includes('session')) { t.skip('this server has no session yet'); return; }
+  const steps = (await post({ list: true })).steps;
+  assert.deepEqual(await page.$$eval('#session-steps li', (l) => l.map((x) => x.dataset.step)), steps.map((s) => s.id));
+  // Step 2 is the shuffle: answer it and see the engine's result, its explanation and its heat map.
+  await page.waitForFunction((id) => document.getElementById('session-title')?.dataset.step === id, steps[1].id);
+  assert.equal(await page.getAttribute('#session-steps li[aria-current="step"]', 'data-step'), steps[1].id);
+  assert.equal(await page.locator('#session-step [data-phase="predict"]').count(), 1);
+  await page.check('input[name="session-answer"][value="yes"]');
+  await page.click('#session-submit');
+  await page.waitForSelector('#session-record [data-phase="explain"]');
+  await page.waitForSelector('#session-chart-map');
+  const api = await post({ answers: { [steps[0].id]: { answer: 'yes', reason: 'a guess' }, [steps[1].id]: { answer: 'yes' } } });
+  const rec = api.steps.find((s) => s.id === steps[1].id);
+  assert.ok((await page.locator('#session-record [data-phase="explain"]').innerText()).includes(rec.explanation));
+  assert.ok((await page.locator('#session-record [data-phase="run"]').innerText()).includes(rec.result.value ? 'yes' : 'no'));
+  const product = await (await fetch(server.url + 'api/equivariance', { method: 'POST', body: JSON.stringify({ rng: 'numpy', seed: '0', n: 4, dim: 4, perm: [2, 0, 3, 1], product: true }) })).json();
+  assert.deepEqual(await page.$$eval('#session-chart-map td', (c) => c.map((x) => Number(x.dataset.value))), product.product.difference.flat());
+  assert.equal(await page.getAttribute(`#session-steps li[data-step="${steps[1].id}"]`, 'data-state'), rec.correct ? 'right' : 'wrong');
+  await page.locator('#panel-session').screenshot({ path: join(artifacts, 'tour-step-2.png') });
+  await page.evaluate(() => localStorage.removeItem('attnlab-session'));
+  assert.deepEqual(problems.console, []);
+  assert.deepEqual(problems.pageErrors, []);
+});
