@@ -143,6 +143,9 @@ pub enum Request {
     /// `attnlab rope audit`.
     #[serde(rename = "rope audit")]
     RopeAudit(rope::audit::AuditRequest),
+    /// `attnlab rope engines`.
+    #[serde(rename = "rope engines")]
+    RopeEngines(rope::engines::EnginesRequest),
 }
 
 /// One report, for any command; serialises as the command's own report (no wrapper).
@@ -173,6 +176,8 @@ pub enum Report {
     RopeResolve(Box<rope::resolve::ResolveReport>),
     /// `attnlab rope audit`.
     RopeAudit(Box<rope::audit::AuditReport>),
+    /// `attnlab rope engines`.
+    RopeEngines(Box<rope::engines::EnginesReport>),
 }
 
 /// The command names, as the CLI spells them (`rope audit` is `rope/audit` in URLs).
@@ -189,6 +194,7 @@ pub const COMMANDS: &[&str] = &[
     "rope period",
     "rope resolve",
     "rope audit",
+    "rope engines",
 ];
 
 impl Request {
@@ -207,6 +213,7 @@ impl Request {
             Request::RopePeriod(_) => "rope period",
             Request::RopeResolve(_) => "rope resolve",
             Request::RopeAudit(_) => "rope audit",
+            Request::RopeEngines(_) => "rope engines",
         }
     }
 
@@ -262,6 +269,7 @@ impl Request {
             "rope period" | "rope/period" => Request::RopePeriod(typed(command, body)?),
             "rope resolve" | "rope/resolve" => Request::RopeResolve(typed(command, body)?),
             "rope audit" | "rope/audit" => Request::RopeAudit(typed(command, body)?),
+            "rope engines" | "rope/engines" => Request::RopeEngines(typed(command, body)?),
             other => {
                 return Err(Error::invalid(
                     "command",
@@ -289,6 +297,7 @@ impl Report {
             Report::RopePeriod(r) => r.outcome(),
             Report::RopeResolve(r) => r.outcome(),
             Report::RopeAudit(r) => r.outcome(),
+            Report::RopeEngines(r) => r.outcome(),
         }
     }
 
@@ -307,6 +316,7 @@ impl Report {
             Report::RopePeriod(r) => r.charts(),
             Report::RopeResolve(r) => r.charts(),
             Report::RopeAudit(r) => r.charts(),
+            Report::RopeEngines(r) => r.charts(),
         }
     }
 }
@@ -337,6 +347,7 @@ pub fn budget(request: &Request) -> Budget {
         Request::RopePeriod(_) => Budget::default(),
         Request::RopeResolve(r) => rope::resolve::budget(r),
         Request::RopeAudit(r) => rope::audit::budget(r),
+        Request::RopeEngines(r) => rope::engines::budget(r),
     }
 }
 
@@ -358,5 +369,6 @@ pub fn run_with(request: &Request, ctx: &Context) -> Result<Report> {
         Request::RopePeriod(r) => Report::RopePeriod(Box::new(rope::period::run(r, ctx)?)),
         Request::RopeResolve(r) => Report::RopeResolve(Box::new(rope::resolve::run(r, ctx)?)),
         Request::RopeAudit(r) => Report::RopeAudit(Box::new(rope::audit::run(r, ctx)?)),
+        Request::RopeEngines(r) => Report::RopeEngines(Box::new(rope::engines::run(r, ctx)?)),
     })
 }

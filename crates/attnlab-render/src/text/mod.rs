@@ -12,6 +12,7 @@ mod predict;
 pub mod presets;
 mod rope_audit;
 mod rope_common;
+mod rope_engines;
 mod rope_identity;
 mod rope_period;
 mod rope_resolve;
@@ -39,5 +40,6 @@ pub fn render(report: &Report) -> String {
         Report::RopePeriod(r) => rope_period::render(r),
         Report::RopeResolve(r) => rope_resolve::render(r),
         Report::RopeAudit(r) => rope_audit::render(r),
+        Report::RopeEngines(r) => rope_engines::render(r),
     }
 }
