@@ -1105,6 +1105,13 @@ const PRESETS: &[(&str, &str, &str)] = &[
                              "original_max_position_embeddings": 4096, "type": "yarn"}}"#,
     ),
     (
+        "qwen3-8b-yarn4",
+        "Qwen/Qwen3-8B, config.json, with the model card's rope_scaling for YaRN factor 4",
+        r#"{"model_type": "qwen3", "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+            "max_position_embeddings": 40960, "rope_theta": 1000000,
+            "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}"#,
+    ),
+    (
         "gpt-oss-20b",
         "openai/gpt-oss-20b, config.json",
         r#"{"model_type": "gpt_oss", "hidden_size": 2880, "num_attention_heads": 64, "head_dim": 64,

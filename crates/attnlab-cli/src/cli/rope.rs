@@ -66,7 +66,7 @@ pub struct SourceArgs {
     #[arg(long)]
     config: Option<PathBuf>,
     /// A built-in model preset: llama-2-7b, llama-3.1-8b, mistral-7b-v0.1, qwen2-7b-instruct,
-    /// gpt-neox-20b, deepseek-v3, gpt-oss-20b, phi-3.5-mini-instruct (any case; `rope audit
+    /// gpt-neox-20b, deepseek-v3, qwen3-8b-yarn4, gpt-oss-20b, phi-3.5-mini-instruct (any case; `rope audit
     /// --list-presets` shows each one's source).
     #[arg(long)]
     preset: Option<String>,
