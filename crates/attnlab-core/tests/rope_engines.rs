@@ -331,3 +331,71 @@ fn bad_requests_name_the_rule() {
     .to_string();
     assert!(m.contains("trt"), "{m}");
 }
+
+fn audit(v: serde_json::Value, context: &str) -> attnlab_core::api::rope::audit::AuditReport {
+    let serde_json::Value::Object(m) = v else {
+        unreachable!()
+    };
+    let req = attnlab_core::api::rope::audit::AuditRequest {
+        source: attnlab_core::api::rope::FrequencySource {
+            config: Some(ConfigSource::Inline(m)),
+            ..Default::default()
+        },
+        context: Some(context.parse().unwrap()),
+        skip_min_base: true,
+        ..Default::default()
+    };
+    match api::run(&Request::RopeAudit(req)).unwrap() {
+        Report::RopeAudit(r) => *r,
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn audit_reports_ministral3_query_scaling_llama4_temperature_and_nested_truncate() {
+    use attnlab_core::spectrum::extrapolation::QueryScalingKind;
+    // Ministral-3's class defaults (configuration_ministral3.py): yarn factor 16, original
+    // 16384, llama_4_scaling_beta 0.1: q ·= 1 + 0.1·ln(1 + ⌊p/16384⌋) — 1.0693147 at 16384,
+    // 1.1386294 at 49152 (ln 4), 1.2079442 at 114688 (ln 8), 1.2197225 at 131071 (ln 9).
+    let r = audit(
+        serde_json::json!({"model_type": "ministral3", "hidden_size": 5120, "num_attention_heads": 32, "head_dim": 128,
+            "max_position_embeddings": 262144,
+            "rope_parameters": {"rope_type": "yarn", "rope_theta": 1e6, "factor": 16.0, "original_max_position_embeddings": 16384,
+                "beta_fast": 32, "beta_slow": 1, "mscale": 1, "mscale_all_dim": 1, "llama_4_scaling_beta": 0.1}}),
+        "131072",
+    );
+    let q = r.query_scaling.unwrap();
+    assert_eq!(q.kind, QueryScalingKind::Llama4ScalingBeta);
+    let at: Vec<(u64, f64)> = q.factors.iter().map(|f| (f.position, f.factor)).collect();
+    assert_eq!(at[1].0, 16384);
+    assert!((at[1].1 - (1.0 + 0.1 * 2f64.ln())).abs() < 1e-15);
+    assert_eq!(at.last().unwrap().0, 131071);
+    assert!((at.last().unwrap().1 - (1.0 + 0.1 * 8f64.ln())).abs() < 1e-15);
+    // Liu et al.: T_train is the original 16384 with base 1e6, d = 128:
+    // 64·ln(16384/2π)/ln 1e6 = 36.4 → d_extra = 74.
+    assert_eq!(r.critical_dimension.unwrap().d_extra, 74);
+    // Llama-4's NoPE layers: 1 + 0.1·ln(1 + ⌊(p+1)/8192⌋) = 1.2833 at p = 131071.
+    let r = audit(
+        serde_json::json!({"model_type": "llama4_text", "hidden_size": 5120, "num_attention_heads": 40, "head_dim": 128,
+            "num_hidden_layers": 4, "max_position_embeddings": 131072, "rope_theta": 500000}),
+        "131072",
+    );
+    let q = r.query_scaling.unwrap();
+    assert_eq!(q.kind, QueryScalingKind::Llama4AttnTemperature);
+    assert!((q.factors.last().unwrap().factor - (1.0 + 0.1 * 17f64.ln())).abs() < 1e-15);
+    // truncate nested under a layer type: transformers does not read it there.
+    let r = audit(
+        serde_json::json!({"model_type": "llama", "hidden_size": 1024, "num_attention_heads": 8,
+            "max_position_embeddings": 8192, "layer_types": ["full_attention"],
+            "rope_parameters": {"full_attention": {"rope_type": "yarn", "rope_theta": 10000, "factor": 2.0,
+                "original_max_position_embeddings": 4096, "truncate": false}}}),
+        "8192",
+    );
+    assert!(
+        r.config_notes
+            .iter()
+            .any(|n| n.contains("truncate inside nested rope_parameters (full_attention)")),
+        "{:?}",
+        r.config_notes
+    );
+}
