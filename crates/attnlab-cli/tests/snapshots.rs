@@ -537,3 +537,20 @@ snapshot!(
         "--skip-min-base"
     ]
 );
+snapshot!(
+    rope_engines_phi35,
+    0,
+    ["rope", "engines", "--preset", "phi-3.5-mini-instruct"]
+);
+snapshot!(
+    rope_engines_gpt_oss,
+    0,
+    [
+        "rope",
+        "engines",
+        "--preset",
+        "gpt-oss-20b",
+        "--engine",
+        "llamacpp"
+    ]
+);

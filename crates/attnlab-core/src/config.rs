@@ -66,6 +66,47 @@ const UNSUPPORTED_TYPES: &[(&str, &str)] = &[(
     "vision encoders (Qwen2-VL's and Gemma-4's vision towers: 2-D patch positions, not a text rope)",
 )];
 
+/// Wrappers whose config class builds its text config from top-level fields (a flat
+/// `config.json`, as Qwen2-VL's is): the text config class's defaults apply
+/// (`Qwen2VLTextConfig.default_theta = 1e6`, not the wrapper's 10000).
+const FLAT_WRAPPERS: &[&str] = &["qwen2_vl", "qwen2_5_vl"];
+
+/// Model types whose config class has a constant `head_dim` default, used even when
+/// `hidden_size / num_attention_heads` is known (`Gemma3TextConfig.head_dim = 256`,
+/// `GlmConfig.head_dim = 128`; checked against transformers 5.24's classes).
+const FIXED_HEAD_DIM: &[&str] = &["gemma", "gemma2", "gemma3_text", "glm", "glm4"];
+
+/// Model types without rotary position embeddings, with the scheme they use instead: refused.
+const NON_ROPE: &[(&str, &str)] = &[
+    ("bert", "learned absolute position embeddings"),
+    ("roberta", "learned absolute position embeddings"),
+    ("gpt2", "learned absolute position embeddings"),
+    ("opt", "learned absolute position embeddings"),
+    ("bloom", "ALiBi (linear attention biases)"),
+    ("mpt", "ALiBi (linear attention biases)"),
+];
+
+/// Refuses a model type that uses no RoPE, naming its position scheme.
+fn refuse_non_rope(mt: &str) -> Result<()> {
+    match NON_ROPE.iter().find(|(t, _)| *t == mt) {
+        Some((_, scheme)) => Err(Error::invalid(
+            "config",
+            format!("model type {mt}"),
+            format!("a model with rotary position embeddings ({mt} uses {scheme}, not RoPE: there is nothing to audit)"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The config class whose defaults apply: the text config's for a flat [`FLAT_WRAPPERS`] config.
+fn defaults_class(mt: &str, flat: bool) -> Option<&'static Map<String, Value>> {
+    let c = defaults::class(mt)?;
+    match c.get("text_config").and_then(Value::as_str) {
+        Some(t) if flat && FLAT_WRAPPERS.contains(&mt) => defaults::class(t).or(Some(c)),
+        Some(_) | None => Some(c),
+    }
+}
+
 /// How the two coordinates of a rotary plane sit in a head.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -258,7 +299,8 @@ impl RopeConfig {
             (None, w) => w.clone(),
         };
         let mt = model_type.as_deref().unwrap_or("");
-        let class = defaults::class(mt);
+        refuse_non_rope(mt)?;
+        let class = defaults_class(mt, std::ptr::eq(top, outer));
         let class_num = |key: &str| class.and_then(|c| c.get(key)).and_then(Value::as_f64);
         let class_name = || format!("model type {mt} (transformers {})", defaults::version());
 
@@ -483,7 +525,10 @@ impl RopeConfig {
 
         // Pairing.
         let pairing = match mt {
-            "gptj" | "llama4_text" | "llama4" | "cohere" | "cohere2" => Pairing::Interleaved,
+            // GLM / GLM-4: `rotate_half` takes x[0::2], x[1::2] (modeling_glm.py, modeling_glm4.py).
+            "gptj" | "llama4_text" | "llama4" | "cohere" | "cohere2" | "glm" | "glm4" => {
+                Pairing::Interleaved
+            }
             _ => Pairing::HalfSplit,
         };
         if pairing == Pairing::Interleaved {
@@ -881,7 +926,9 @@ fn read_set(inp: SetInput) -> Result<RopeSet> {
         match uint(top, "head_dim")? {
             Some(d) => d as usize,
             None => {
-                let class_head = if top.contains_key("hidden_size") || top.contains_key("n_embd") {
+                let class_head = if (top.contains_key("hidden_size") || top.contains_key("n_embd"))
+                    && !FIXED_HEAD_DIM.contains(&mt)
+                {
                     None
                 } else {
                     class_num("head_dim")
@@ -1102,6 +1149,13 @@ const PRESETS: &[(&str, &str, &str)] = &[
                              "original_max_position_embeddings": 4096, "type": "yarn"}}"#,
     ),
     (
+        "qwen3-8b-yarn4",
+        "Qwen/Qwen3-8B, config.json, with the model card's rope_scaling for YaRN factor 4",
+        r#"{"model_type": "qwen3", "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+            "max_position_embeddings": 40960, "rope_theta": 1000000,
+            "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}"#,
+    ),
+    (
         "gpt-oss-20b",
         "openai/gpt-oss-20b, config.json",
         r#"{"model_type": "gpt_oss", "hidden_size": 2880, "num_attention_heads": 64, "head_dim": 64,
@@ -1278,6 +1332,79 @@ mod tests {
             panic!("{:?}", c.scaling)
         };
         assert_eq!(y.original_max_position_embeddings, 100);
+    }
+
+    #[test]
+    fn qwen2_vl_without_rope_theta_uses_the_text_config_default_1e6() {
+        // Qwen2VLConfig builds Qwen2VLTextConfig from a flat config; its default_theta is 1e6.
+        let c = cfg(json!({"model_type": "qwen2_vl", "hidden_size": 3584, "num_attention_heads": 28,
+            "max_position_embeddings": 32768, "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}))
+        .unwrap();
+        assert_eq!(c.base, 1e6);
+        assert!(
+            c.notes.iter().any(|n| n.contains("1000000")),
+            "{:?}",
+            c.notes
+        );
+    }
+
+    #[test]
+    fn gemma3_text_config_without_head_dim_uses_the_class_default_256() {
+        // Gemma3TextConfig.head_dim = 256 although hidden / heads = 2560 / 8 = 320.
+        let c = cfg(json!({"model_type": "gemma3", "text_config": {"hidden_size": 2560, "num_attention_heads": 8,
+            "num_hidden_layers": 34, "max_position_embeddings": 131072}}))
+        .unwrap();
+        assert_eq!((c.head_dim, c.rotary_dim), (256, 256));
+        assert_eq!(c.frequencies(None).unwrap().inv_freq.len(), 128);
+    }
+
+    #[test]
+    fn non_rope_configs_are_refused_naming_their_position_scheme() {
+        for (mt, scheme) in [
+            ("bert", "learned absolute"),
+            ("gpt2", "learned absolute"),
+            ("opt", "learned absolute"),
+            ("bloom", "ALiBi"),
+            ("mpt", "ALiBi"),
+        ] {
+            let e = cfg(json!({"model_type": mt, "hidden_size": 768, "num_attention_heads": 12}))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(mt) && e.contains(scheme) && e.contains("not RoPE"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn glm_and_glm4_pair_adjacent_coordinates() {
+        for mt in ["glm", "glm4"] {
+            let c = cfg(
+                json!({"model_type": mt, "hidden_size": 4096, "num_attention_heads": 32,
+                "max_position_embeddings": 131072}),
+            )
+            .unwrap();
+            assert_eq!(c.pairing, Pairing::Interleaved, "{mt}");
+            assert!(c
+                .notes
+                .iter()
+                .any(|n| n.contains("interleaved (x[2k], x[2k+1])")));
+        }
+    }
+
+    #[test]
+    fn max_position_embeddings_2_pow_53_is_refused_with_the_limit() {
+        let e = cfg(
+            json!({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 1,
+            "max_position_embeddings": 9007199254740992u64}),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("9007199254740992") && e.contains("below 2^53"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub mod choice;
 pub mod claims;
 pub mod config;
 pub mod embedding;
+pub mod engines;
 pub mod error;
 pub mod experiment;
 pub mod files;

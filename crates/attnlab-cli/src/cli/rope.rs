@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 
 use attnlab_core::api::rope::{
-    audit::AuditRequest, identity::IdentityRequest, period::PeriodRequest, resolve::ResolveRequest,
-    score::ScoreRequest, ConfigSource, FrequencySource,
+    audit::AuditRequest, engines::EnginesRequest, identity::IdentityRequest, period::PeriodRequest,
+    resolve::ResolveRequest, score::ScoreRequest, ConfigSource, FrequencySource,
 };
 use attnlab_core::api::value::{Count, List};
 use attnlab_core::api::Request;
@@ -33,6 +33,10 @@ pub enum RopeCommand {
     /// Audit a model's RoPE configuration: wavelengths, resolution, decay, precision (a report:
     /// exit 0 whatever it finds).
     Audit(AuditArgs),
+    /// One config, every engine: the rotation transformers, vLLM, SGLang and llama.cpp (through
+    /// the GGUF conversion rules) each compute, and the first position where each one differs
+    /// from transformers beyond bf16 resolution (a report: exit 0 whatever it finds).
+    Engines(EnginesArgs),
 }
 
 pub fn run(cmd: RopeCommand) -> anyhow::Result<Outcome> {
@@ -42,6 +46,7 @@ pub fn run(cmd: RopeCommand) -> anyhow::Result<Outcome> {
         RopeCommand::Period(a) => period(a),
         RopeCommand::Resolve(a) => resolve(a),
         RopeCommand::Audit(a) => audit(a),
+        RopeCommand::Engines(a) => engines(a),
     }
 }
 
@@ -61,7 +66,7 @@ pub struct SourceArgs {
     #[arg(long)]
     config: Option<PathBuf>,
     /// A built-in model preset: llama-2-7b, llama-3.1-8b, mistral-7b-v0.1, qwen2-7b-instruct,
-    /// gpt-neox-20b, deepseek-v3, gpt-oss-20b, phi-3.5-mini-instruct (any case; `rope audit
+    /// gpt-neox-20b, deepseek-v3, qwen3-8b-yarn4, gpt-oss-20b, phi-3.5-mini-instruct (any case; `rope audit
     /// --list-presets` shows each one's source).
     #[arg(long)]
     preset: Option<String>,
@@ -378,5 +383,44 @@ fn audit(a: AuditArgs) -> anyhow::Result<Outcome> {
             plot_dir: a.plot.as_deref(),
         },
         a.html.as_deref(),
+    )
+}
+
+/// Options of `attnlab rope engines`.
+#[derive(Debug, clap::Args)]
+pub struct EnginesArgs {
+    /// A Hugging Face config.json.
+    #[arg(long, conflicts_with = "preset")]
+    config: Option<PathBuf>,
+    /// A built-in model preset (`rope audit --list-presets` lists them).
+    #[arg(long)]
+    preset: Option<String>,
+    /// The served context C (vLLM's max_model_len, llama.cpp's n_ctx), e.g. 4096, 128k, 2^17
+    /// [default: the config's max_position_embeddings, or factor × original when larger].
+    #[arg(long, allow_hyphen_values = true)]
+    context: Option<String>,
+    /// The engines to compare with transformers (comma-separated or repeated): transformers,
+    /// vllm, sglang, llamacpp [default: all].
+    #[arg(long, value_delimiter = ',', value_parser = super::common::choice::<attnlab_core::engines::Engine>())]
+    engine: Vec<attnlab_core::engines::Engine>,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `attnlab rope engines`: a report (exit 0 whatever it finds).
+fn engines(a: EnginesArgs) -> anyhow::Result<Outcome> {
+    let request = Request::RopeEngines(EnginesRequest {
+        config: a.config.map(ConfigSource::Path),
+        preset: a.preset,
+        context: context(a.context.as_deref())?,
+        engine: a.engine,
+    });
+    execute(
+        &request,
+        &Show {
+            json: a.json,
+            plot_dir: None,
+        },
     )
 }

@@ -294,6 +294,8 @@ commands! {
     RopeResolve / rope_resolve = "rope resolve" => rope::resolve::{ResolveRequest, ResolveReport},
     /// `attnlab rope audit`.
     RopeAudit / rope_audit = "rope audit" => rope::audit::{AuditRequest, AuditReport},
+    /// `attnlab rope engines`.
+    RopeEngines / rope_engines = "rope engines" => rope::engines::{EnginesRequest, EnginesReport},
 }
 
 /// Runs one request with the default context (no progress, no cancellation, files allowed).

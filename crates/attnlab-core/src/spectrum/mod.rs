@@ -12,6 +12,7 @@
 pub mod angle;
 pub mod audit;
 pub mod decay;
+pub mod extrapolation;
 pub mod identity;
 pub mod min_base;
 pub mod period;

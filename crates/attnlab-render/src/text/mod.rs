@@ -11,6 +11,7 @@ mod lab;
 mod predict;
 pub mod presets;
 mod rope_audit;
+mod rope_engines;
 mod rope_common;
 mod rope_identity;
 mod rope_period;
@@ -71,5 +72,8 @@ impl ReportVisitor for Text {
     }
     fn rope_audit(self, r: &api::rope::audit::AuditReport) -> String {
         rope_audit::render(r)
+    }
+    fn rope_engines(self, r: &api::rope::engines::EnginesReport) -> String {
+        rope_engines::render(r)
     }
 }

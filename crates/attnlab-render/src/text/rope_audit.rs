@@ -37,6 +37,20 @@ fn regime_runs(r: &Audit) -> String {
 
 pub fn render(report: &AuditReport) -> String {
     let mut out = render_one(&report.audit, &report.verdict, &report.config_notes);
+    if let Some(c) = &report.critical_dimension {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            attnlab_core::present::prose::rope::critical_dimension(c)
+        );
+    }
+    if let Some(q) = &report.query_scaling {
+        let _ = writeln!(
+            out,
+            "{}",
+            attnlab_core::present::prose::rope::query_scaling(q)
+        );
+    }
     for s in report.rope_sets.iter().filter(|s| !s.primary) {
         let layers = match (s.layers, s.share) {
             (Some(k), Some(f)) => format!(" — {k} layers ({}%)", sig(100.0 * f, 3)),

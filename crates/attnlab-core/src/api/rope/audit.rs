@@ -63,6 +63,14 @@ pub struct AuditReport {
     pub audit: au::AuditReport,
     /// Notes of the config reader and of the audited length (empty for other sources).
     pub config_notes: Vec<String>,
+    /// Liu et al. 2023's critical dimension of the primary set (a config source; absent
+    /// otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub critical_dimension: Option<crate::spectrum::extrapolation::CriticalDimension>,
+    /// A position-dependent query scaling the model applies on top of RoPE (Ministral-3's
+    /// `llama_4_scaling_beta`, Llama-4's NoPE-layer temperature), against position.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_scaling: Option<crate::spectrum::extrapolation::QueryScaling>,
     /// One audit per rope set of the model (a config source; empty otherwise), labelled by
     /// layer type with the share of layers using it.
     pub rope_sets: Vec<RopeSetAudit>,
@@ -337,6 +345,8 @@ pub fn run(req: &AuditRequest, ctx: &Context) -> Result<AuditReport> {
             verdict: prose::audit_verdict(&audit.findings),
             audit,
             config_notes: src.notes(),
+            critical_dimension: None,
+            query_scaling: None,
             rope_sets: Vec::new(),
         });
     };
@@ -406,12 +416,98 @@ pub fn run(req: &AuditRequest, ctx: &Context) -> Result<AuditReport> {
     let audit = audits.remove(0).1;
     let mut notes = cfg.notes.clone();
     notes.extend(cfg.notes_at(l));
+    notes.extend(nested_truncate_note(&cfg.raw));
+    let (critical_dimension, query_scaling) = extrapolation(&cfg, l);
     Ok(AuditReport {
         verdict: prose::model_verdict(&audit.findings, &rope_sets_summary(&rope_sets, total)),
         audit,
         config_notes: notes,
+        critical_dimension,
+        query_scaling,
         rope_sets,
     })
+}
+
+/// Liu et al.'s critical dimension of the primary set (T_train: the scaling type's original
+/// context, else max_position_embeddings) and the model's query scaling, if any.
+fn extrapolation(
+    cfg: &crate::config::RopeConfig,
+    l: u64,
+) -> (
+    Option<crate::spectrum::extrapolation::CriticalDimension>,
+    Option<crate::spectrum::extrapolation::QueryScaling>,
+) {
+    use crate::spectrum::extrapolation::{critical_dimension, query_scaling, QueryScalingKind};
+    let tc = cfg.trained_context();
+    let critical = tc
+        .original
+        .or(tc.max_position_embeddings)
+        .map(|t| critical_dimension(cfg.base, cfg.rotary_dim, t));
+    let params = crate::engines::rope_params(&cfg.raw, None);
+    let num = |m: &serde_json::Map<String, serde_json::Value>, k: &str| {
+        m.get(k).and_then(serde_json::Value::as_f64)
+    };
+    let top = match cfg.raw.get("text_config") {
+        Some(serde_json::Value::Object(t)) if cfg.raw.get("hidden_size").is_none() => t.clone(),
+        _ => cfg.raw.as_object().cloned().unwrap_or_default(),
+    };
+    let scaling = if let Some(beta) = num(&params, "llama_4_scaling_beta") {
+        let step = num(&params, "original_max_position_embeddings")
+            .or(tc.original.map(|o| o as f64))
+            .unwrap_or(1.0) as u64;
+        Some(query_scaling(
+            QueryScalingKind::Llama4ScalingBeta,
+            beta,
+            step,
+            l,
+        ))
+    } else if cfg.model_type.as_deref() == Some("llama4_text")
+        && top
+            .get("attn_temperature_tuning")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(true)
+    {
+        // Llama4TextConfig's class defaults: floor_scale 8192, attn_scale 0.1.
+        let step = num(&top, "floor_scale").unwrap_or(8192.0) as u64;
+        let scale = num(&top, "attn_scale").unwrap_or(0.1);
+        Some(query_scaling(
+            QueryScalingKind::Llama4AttnTemperature,
+            scale,
+            step,
+            l,
+        ))
+    } else {
+        None
+    };
+    (critical, scaling)
+}
+
+/// transformers 5.24 reads YaRN's `truncate` only at the top level of `rope_parameters`
+/// (`config.rope_parameters.get("truncate")`), also when the parameters are nested per layer
+/// type: a `truncate` inside a nested entry is not what transformers uses.
+fn nested_truncate_note(raw: &serde_json::Value) -> Option<String> {
+    let outer = raw.as_object()?;
+    let top = match outer.get("text_config") {
+        Some(serde_json::Value::Object(t)) if !outer.contains_key("hidden_size") => t,
+        _ => outer,
+    };
+    let params = top.get("rope_parameters")?.as_object()?;
+    let nested: Vec<&str> = params
+        .iter()
+        .filter(|(_, v)| v.get("truncate").is_some())
+        .map(|(k, _)| k.as_str())
+        .collect();
+    if nested.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "truncate inside nested rope_parameters ({}) is read by this audit, but transformers 5.24 reads truncate only at the top level of rope_parameters ({}), so transformers itself floors/ceils there unless the top level says truncate = false",
+        nested.join(", "),
+        match params.get("truncate") {
+            Some(v) => format!("which says {v}"),
+            None => "which has none: default true".into(),
+        }
+    ))
 }
 
 /// The other sets of a model, in words for the top-level verdict.

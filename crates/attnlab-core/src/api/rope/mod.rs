@@ -8,6 +8,7 @@
 //! messages.
 
 pub mod audit;
+pub mod engines;
 pub mod identity;
 pub mod period;
 pub mod resolve;

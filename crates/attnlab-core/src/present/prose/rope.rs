@@ -601,3 +601,40 @@ pub fn resolution(r: &Resolution) -> Vec<String> {
     });
     lines
 }
+
+/// Liu et al. 2023's critical dimension in one sentence, with what it implies.
+pub fn critical_dimension(c: &crate::spectrum::extrapolation::CriticalDimension) -> String {
+    format!(
+        "Critical dimension (Liu et al. 2023): d_extra = {} of {} rotary dims — {} planes complete a full turn within the trained {} positions; the other {} never saw a full period, so beyond about {} positions (2π·base^(d_extra/d)) their angles are out of distribution: extrapolating past it needs a larger base or scaling of those planes.",
+        c.d_extra,
+        c.rotary_dim,
+        c.periodic_planes,
+        c.trained_context,
+        c.rotary_dim / 2 - c.periodic_planes,
+        sig(c.extrapolation_bound, 4)
+    )
+}
+
+/// A query scaling against position in one sentence.
+pub fn query_scaling(q: &crate::spectrum::extrapolation::QueryScaling) -> String {
+    use crate::spectrum::extrapolation::QueryScalingKind;
+    let what = match q.kind {
+        QueryScalingKind::Llama4ScalingBeta => format!(
+            "llama_4_scaling_beta {}: q ·= 1 + β·ln(1 + ⌊p/{}⌋)",
+            short(q.scale),
+            q.step
+        ),
+        QueryScalingKind::Llama4AttnTemperature => format!(
+            "Llama-4 NoPE-layer temperature (attn_scale {}): q ·= 1 + {}·ln(1 + ⌊(p + 1)/{}⌋)",
+            short(q.scale),
+            short(q.scale),
+            q.step
+        ),
+    };
+    let at: Vec<String> = q
+        .factors
+        .iter()
+        .map(|f| format!("{} at {}", sig(f.factor, 5), f.position))
+        .collect();
+    format!("Query scaling, {what}: {}.", at.join(", "))
+}

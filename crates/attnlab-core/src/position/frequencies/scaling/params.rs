@@ -25,6 +25,12 @@ pub(crate) fn uint(obj: &Map<String, Value>, key: &str) -> Result<Option<u64>> {
     match num(obj, key)? {
         None => Ok(None),
         Some(x) if x >= 0.0 && x.fract() == 0.0 && x < 2f64.powi(53) => Ok(Some(x as u64)),
+        // An integer, but beyond the range where JSON numbers (binary64) are exact.
+        Some(x) if x >= 2f64.powi(53) && x.fract() == 0.0 => Err(bad(
+            key,
+            &obj[key],
+            "a non-negative integer below 2^53 = 9007199254740992 (larger JSON numbers are not exact integers; a context that long is no model's)",
+        )),
         Some(_) => Err(bad(key, &obj[key], "a non-negative integer")),
     }
 }
