@@ -49,7 +49,9 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
 }
 
 fn refused(p: &Path, needles: &[&str]) -> String {
-    let e = GgufFile::open(p, &limits()).expect_err("refused").to_string();
+    let e = GgufFile::open(p, &limits())
+        .expect_err("refused")
+        .to_string();
     assert!(!e.contains('\n'), "one line: {e}");
     for n in needles {
         assert!(e.contains(n), "{e} should say {n}");
@@ -64,17 +66,30 @@ fn the_small_file_reads_and_every_cut_of_it_is_refused() {
     let p = write(dir.path(), "ok.gguf", &bytes);
     let f = GgufFile::open(&p, &limits()).unwrap();
     let info = ModelInfo::from_gguf(&f).unwrap();
-    assert_eq!((info.layers, info.heads, info.kv_heads, info.head_dim), (1, 2, 1, 16));
+    assert_eq!(
+        (info.layers, info.heads, info.kv_heads, info.head_dim),
+        (1, 2, 1, 16)
+    );
     assert_eq!(f.tensor_f32("token_embd.weight").unwrap()[0], 0.0);
     let tok = ModelTokenizer::from_gguf(&f).unwrap();
-    let ids: Vec<u32> = tok.encode("ab a", &limits()).unwrap().iter().map(|t| t.id).collect();
+    let ids: Vec<u32> = tok
+        .encode("ab a", &limits())
+        .unwrap()
+        .iter()
+        .map(|t| t.id)
+        .collect();
     assert_eq!(ids, [2, 3, 0]);
     assert!(tok.piece(4).unwrap_err().to_string().contains("0 to 3"));
     // Cut anywhere: the header is refused at open, or a cut in the last tensor's data is.
     for cut in 0..bytes.len() {
         let p = write(dir.path(), "cut.gguf", &bytes[..cut]);
-        let e = GgufFile::open(&p, &limits()).expect_err("a cut file").to_string();
-        assert!(!e.contains('\n') && e.contains("cut.gguf"), "cut {cut}: {e}");
+        let e = GgufFile::open(&p, &limits())
+            .expect_err("a cut file")
+            .to_string();
+        assert!(
+            !e.contains('\n') && e.contains("cut.gguf"),
+            "cut {cut}: {e}"
+        );
         let expected = if cut == 0 {
             "empty"
         } else if cut < 8 {
@@ -95,7 +110,10 @@ fn bad_headers_are_named() {
     refused(&write(dir.path(), "m.gguf", &b), &["magic", "47 47 4d 4c"]);
     let mut b = good.clone();
     b[4..8].copy_from_slice(&1u32.to_le_bytes());
-    refused(&write(dir.path(), "v.gguf", &b), &["version 1", "expected version 2 or 3"]);
+    refused(
+        &write(dir.path(), "v.gguf", &b),
+        &["version 1", "expected version 2 or 3"],
+    );
     let mut b = good.clone();
     b[4..8].copy_from_slice(&3u32.to_be_bytes());
     refused(&write(dir.path(), "be.gguf", &b), &["big-endian"]);
@@ -111,9 +129,13 @@ fn bad_headers_are_named() {
     b[24..32].copy_from_slice(&(1u64 << 50).to_le_bytes());
     refused(&write(dir.path(), "sl.gguf", &b), &["truncated"]);
     refused(&write(dir.path(), "empty.gguf", &[]), &["empty"]);
-    let e = GgufFile::open(dir.path(), &limits()).unwrap_err().to_string();
+    let e = GgufFile::open(dir.path(), &limits())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("directory"), "{e}");
-    let e = GgufFile::open(Path::new("/dev/zero"), &limits()).unwrap_err().to_string();
+    let e = GgufFile::open(Path::new("/dev/zero"), &limits())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("character device"), "{e}");
 }
 
@@ -126,10 +148,16 @@ fn array_bombs_and_deep_nesting_are_refused_before_allocating() {
     let mut b = w.to_bytes();
     let at = b.len() - 16; // the count, then the one element
     b[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
-    refused(&write(dir.path(), "bomb.gguf", &b), &["declares 1099511627776 elements"]);
+    refused(
+        &write(dir.path(), "bomb.gguf", &b),
+        &["declares 1099511627776 elements"],
+    );
     // Within the file but over the memory budget: 1 MiB of u8 elements is 32 MiB of values.
     let mut w = GgufWriter::new();
-    w.meta("a", Value::Array(ValueType::U8, vec![Value::U8(0); 4 << 20]));
+    w.meta(
+        "a",
+        Value::Array(ValueType::U8, vec![Value::U8(0); 4 << 20]),
+    );
     let p = write(dir.path(), "big.gguf", &w.to_bytes());
     let e = GgufFile::open(&p, &limits()).unwrap_err();
     assert_eq!(e.kind(), attnlab_core::ErrorKind::Limit, "{e}");
@@ -142,7 +170,10 @@ fn array_bombs_and_deep_nesting_are_refused_before_allocating() {
     }
     let mut w = GgufWriter::new();
     w.meta("deep", v);
-    refused(&write(dir.path(), "deep.gguf", &w.to_bytes()), &["nests arrays"]);
+    refused(
+        &write(dir.path(), "deep.gguf", &w.to_bytes()),
+        &["nests arrays"],
+    );
     // A bool that is neither 0 nor 1, a value type 13.
     let mut w = GgufWriter::new();
     w.meta("b", Value::Bool(true));
@@ -245,7 +276,11 @@ fn a_file_truncated_after_open_is_an_error_not_a_crash() {
     std::fs::write(&p, &bytes[..bytes.len() - 100]).unwrap();
     let e = f.tensor_f32("output_norm.weight").unwrap_err().to_string();
     assert!(e.contains("changed while being read"), "{e}");
-    assert!(f.tensor_f32("nope").unwrap_err().to_string().contains("not in the file"));
+    assert!(f
+        .tensor_f32("nope")
+        .unwrap_err()
+        .to_string()
+        .contains("not in the file"));
 }
 
 #[test]
@@ -257,7 +292,10 @@ fn unsupported_architectures_are_read_but_refused_by_name() {
     let info = ModelInfo::from_gguf(&f).unwrap();
     assert!(!info.supported);
     let e = info.require_supported().unwrap_err().to_string();
-    assert!(e.contains("\"gpt2\"") && e.contains("llama, mistral, qwen2, qwen3"), "{e}");
+    assert!(
+        e.contains("\"gpt2\"") && e.contains("llama, mistral, qwen2, qwen3"),
+        "{e}"
+    );
     let e = ModelTokenizer::from_gguf(&f).unwrap_err().to_string();
     assert!(e.contains("tokenizer.ggml.model"), "{e}");
 }
@@ -310,5 +348,8 @@ fn mutated_files_never_panic() {
             }
         }
     }
-    assert!(opened > 0 && refused_n > 100, "{opened} opened, {refused_n} refused");
+    assert!(
+        opened > 0 && refused_n > 100,
+        "{opened} opened, {refused_n} refused"
+    );
 }

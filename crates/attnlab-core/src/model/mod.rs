@@ -297,6 +297,52 @@ impl ModelInfo {
         })
     }
 
+    /// The file's rope metadata as a Hugging Face `config.json` object, so the rope commands
+    /// audit a GGUF file like a config: `model_type` = the architecture, `rope_theta` =
+    /// `rope.freq_base`, `max_position_embeddings` = `context_length`, `head_dim`,
+    /// `hidden_size`, `num_attention_heads`, `num_key_value_heads`, `partial_rotary_factor` =
+    /// `rope.dimension_count / head_dim` (when below 1), and `rope_scaling` from
+    /// `rope.scaling.type` / `.factor` / `.original_context_length` (when a type other than
+    /// `none` is given). A `rope_freqs.weight` tensor (per-plane factors) is not applied.
+    pub fn rope_config(&self) -> serde_json::Map<String, serde_json::Value> {
+        use serde_json::json;
+        let mut m = serde_json::Map::new();
+        m.insert("model_type".into(), json!(self.architecture));
+        m.insert("rope_theta".into(), json!(self.rope.freq_base));
+        if self.context_length > 0 {
+            m.insert("max_position_embeddings".into(), json!(self.context_length));
+        }
+        m.insert("hidden_size".into(), json!(self.embedding));
+        m.insert("num_attention_heads".into(), json!(self.heads));
+        m.insert("num_key_value_heads".into(), json!(self.kv_heads));
+        m.insert("head_dim".into(), json!(self.head_dim));
+        if self.rope.dimension_count > 0 && self.rope.dimension_count < self.head_dim {
+            m.insert(
+                "partial_rotary_factor".into(),
+                json!(self.rope.dimension_count as f64 / self.head_dim as f64),
+            );
+        }
+        let get = |k: &str| {
+            self.rope
+                .scaling
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, v)| v.trim_matches('"').to_string())
+        };
+        if let Some(t) = get("type").filter(|t| t != "none") {
+            let mut s = serde_json::Map::new();
+            s.insert("rope_type".into(), json!(t));
+            if let Some(f) = get("factor").and_then(|f| f.parse::<f64>().ok()) {
+                s.insert("factor".into(), json!(f));
+            }
+            if let Some(o) = get("original_context_length").and_then(|f| f.parse::<u64>().ok()) {
+                s.insert("original_max_position_embeddings".into(), json!(o));
+            }
+            m.insert("rope_scaling".into(), serde_json::Value::Object(s));
+        }
+        m
+    }
+
     /// An error unless attnlab's forward builds this architecture, naming the supported ones.
     ///
     /// # Errors
