@@ -146,7 +146,8 @@ fn array_bombs_and_deep_nesting_are_refused_before_allocating() {
     let mut w = GgufWriter::new();
     w.meta("a", Value::Array(ValueType::U64, vec![Value::U64(1)]));
     let mut b = w.to_bytes();
-    let at = b.len() - 16; // the count, then the one element
+    // magic, version, 2 counts (24 bytes), the key "a" (9), its type and the element type (8).
+    let at = 24 + 9 + 8;
     b[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
     refused(
         &write(dir.path(), "bomb.gguf", &b),
@@ -178,10 +179,10 @@ fn array_bombs_and_deep_nesting_are_refused_before_allocating() {
     let mut w = GgufWriter::new();
     w.meta("b", Value::Bool(true));
     let mut b = w.to_bytes();
-    *b.last_mut().unwrap() = 7;
+    // The key "b" (9 bytes from 24), its value type (4), the bool.
+    b[37] = 7;
     refused(&write(dir.path(), "bool.gguf", &b), &["bool of value 7"]);
-    let n = b.len();
-    b[n - 5..n - 1].copy_from_slice(&13u32.to_le_bytes());
+    b[33..37].copy_from_slice(&13u32.to_le_bytes());
     refused(&write(dir.path(), "vt.gguf", &b), &["value type 13"]);
 }
 
