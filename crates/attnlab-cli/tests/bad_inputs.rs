@@ -62,6 +62,7 @@ fn check(c: &Case, fixtures: &Path) -> Result<(), String> {
         .args(&c.args)
         .current_dir(fixtures)
         .env("XDG_STATE_HOME", fixtures.join("xdg"))
+        .env("ATTNLAB_MODEL_DIR", fixtures.join("no-models"))
         .env_remove("RUST_BACKTRACE")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -330,6 +331,58 @@ fn fixtures(dir: &Path) {
     std::os::unix::fs::symlink("fifo.json", dir.join("tofifo.json")).unwrap();
     std::os::unix::fs::symlink("loop2.json", dir.join("loop1.json")).unwrap();
     std::os::unix::fs::symlink("loop1.json", dir.join("loop2.json")).unwrap();
+    model_fixtures(dir);
+}
+
+/// GGUF files: a small valid llama file, and that file broken in the ways issue 22 lists.
+fn model_fixtures(dir: &Path) {
+    use attnlab_core::model::gguf::{Value, ValueType};
+    use attnlab_core::model::gguf_write::GgufWriter;
+    use attnlab_core::model::quant::GgmlType;
+    let w = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes).unwrap();
+    let small = |arch: &str| {
+        let mut g = GgufWriter::new();
+        g.llama_meta(arch, [1, 32, 64, 2, 1, 128, 4]);
+        let s = |x: &str| Value::String(x.into());
+        g.meta("tokenizer.ggml.model", s("gpt2"))
+            .meta(
+                "tokenizer.ggml.tokens",
+                Value::Array(ValueType::String, vec![s("a"), s("b"), s("ab"), s("Ġ")]),
+            )
+            .meta(
+                "tokenizer.ggml.merges",
+                Value::Array(ValueType::String, vec![s("a b")]),
+            );
+        g.tensor("token_embd.weight", &[32, 4], GgmlType::F32, vec![0; 512]);
+        g
+    };
+    let ok = small("llama").to_bytes();
+    w("ok.gguf", &ok);
+    w("cut.gguf", &ok[..ok.len() / 2]);
+    w("empty.gguf", &[]);
+    let mut m = ok.clone();
+    m[..4].copy_from_slice(b"GGML");
+    w("magic.gguf", &m);
+    let mut m = ok.clone();
+    m[4..8].copy_from_slice(&9u32.to_le_bytes());
+    w("version.gguf", &m);
+    let mut m = ok.clone();
+    m[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+    w("kvbomb.gguf", &m);
+    let mut g = GgufWriter::new();
+    g.raw_tensor("t", &[1 << 32, 1 << 32, 2], 0, None, vec![]);
+    w("dims.gguf", &g.to_bytes());
+    let mut g = GgufWriter::new();
+    g.raw_tensor("t", &[32], 99, None, vec![0; 64]);
+    w("type.gguf", &g.to_bytes());
+    let mut g = GgufWriter::new();
+    g.raw_tensor("t", &[64], 0, Some(1 << 40), vec![]);
+    w("offset.gguf", &g.to_bytes());
+    w("unknown-arch.gguf", &small("rwkv7").to_bytes());
+    std::fs::write(dir.join("bad-utf8.txt"), [b'a', 0xff, b'b']).unwrap();
+    std::fs::create_dir_all(dir.join("model-dir")).unwrap();
+    std::os::unix::fs::symlink("mloop2.gguf", dir.join("mloop1.gguf")).unwrap();
+    std::os::unix::fs::symlink("mloop1.gguf", dir.join("mloop2.gguf")).unwrap();
 }
 
 /// Every case of the matrix.
@@ -931,6 +984,100 @@ fn cases() -> Vec<Case> {
         (vec!["embed", "--text", "A Z"], vec!["\"Z\""]),
         (vec!["predict", "--text", ""], vec!["text"]),
         (vec!["session", "--list", "--reset"], vec!["--reset"]),
+    ] {
+        c.push(case(&args, &needles));
+    }
+
+    // 9. Model files (issue 22 item 4): GGUF files broken every way, a directory, a device, a
+    // symlink loop, a name missing from the cache; tokenizer input.
+    for cmd in [
+        &["model", "info"][..],
+        &["model", "tokenize", "--text", "a"],
+        &["rope", "audit", "--skip-min-base"],
+    ] {
+        for (file, needles) in [
+            ("cut.gguf", &["cut.gguf", "truncated"][..]),
+            ("empty.gguf", &["empty"]),
+            ("magic.gguf", &["magic"]),
+            ("version.gguf", &["version 9", "2 or 3"]),
+            ("kvbomb.gguf", &["metadata entries"]),
+            ("dims.gguf", &["overflows 64 bits"]),
+            ("type.gguf", &["type 99", "Q4_K"]),
+            ("offset.gguf", &["outside the file"]),
+            ("model-dir", &["directory"]),
+            ("/dev/zero", &["character device"]),
+            ("mloop1.gguf", &["mloop1.gguf"]),
+            ("missing.gguf", &["missing.gguf"]),
+            ("smollm2-135m", &["smollm2-135m", "scripts/fetch-smollm2"]),
+        ] {
+            let mut args: Vec<&str> = cmd.to_vec();
+            args.extend(["--model", file]);
+            c.push(case(&args, needles));
+        }
+    }
+    let big = "a".repeat(100_000);
+    for (args, needles) in [
+        (
+            vec![
+                "model", "tokenize", "--model", "ok.gguf", "--ids", "1,99999",
+            ],
+            vec!["token id", "99999", "0 to 3"],
+        ),
+        (
+            vec!["model", "tokenize", "--model", "ok.gguf", "--ids", "x"],
+            vec!["token id", "\"x\""],
+        ),
+        (
+            vec![
+                "model",
+                "tokenize",
+                "--model",
+                "ok.gguf",
+                "--text-file",
+                "bad-utf8.txt",
+            ],
+            vec!["bad-utf8.txt", "UTF-8", "offset 1"],
+        ),
+        (
+            vec!["model", "tokenize", "--model", "ok.gguf"],
+            vec!["none given", "--text"],
+        ),
+        (
+            vec![
+                "model", "tokenize", "--model", "ok.gguf", "--text", "a", "--ids", "1",
+            ],
+            vec!["several given"],
+        ),
+        (
+            vec![
+                "model", "tokenize", "--model", "ok.gguf", "--text", "a", "--values", "65",
+            ],
+            vec!["values", "65"],
+        ),
+        (
+            vec![
+                "--max-memory",
+                "1M",
+                "model",
+                "tokenize",
+                "--model",
+                "ok.gguf",
+                "--text",
+                &big,
+            ],
+            vec!["tokenizing 100000 bytes", "--max-memory"],
+        ),
+        (
+            vec![
+                "rope",
+                "audit",
+                "--model",
+                "ok.gguf",
+                "--preset",
+                "llama-2-7b",
+            ],
+            vec!["several given", "--model"],
+        ),
     ] {
         c.push(case(&args, &needles));
     }

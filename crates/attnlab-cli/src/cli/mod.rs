@@ -8,6 +8,7 @@ mod embed;
 mod equivariance;
 mod exec;
 mod lab;
+mod model;
 mod predict;
 mod rope;
 mod serve;
@@ -76,6 +77,9 @@ pub enum Command {
     Rope(rope::RopeCommand),
     /// The complete next-token prediction: tokens → embeddings → causal attention → readout → softmax.
     Predict(predict::PredictArgs),
+    /// A real trained model (GGUF): what its file says, and its tokenizer on a real embedding table.
+    #[command(subcommand)]
+    Model(model::ModelCommand),
     /// The prediction-first practical: predict each result, then see it computed (progress is kept).
     Session(session::SessionArgs),
     /// The lab in the browser: a local server for the page and the JSON API (POST /api/<command>).
@@ -134,6 +138,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Rope(cmd) => rope::run(cmd),
         Command::Predict(a) => predict::run(a),
         Command::Session(a) => session::run(a),
+        Command::Model(cmd) => model::run(cmd),
         Command::Serve(a) => serve::run(a),
     }
 }

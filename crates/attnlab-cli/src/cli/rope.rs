@@ -70,6 +70,10 @@ pub struct SourceArgs {
     /// --list-presets` shows each one's source).
     #[arg(long)]
     preset: Option<String>,
+    /// A GGUF model file, or a known model name (smollm2-135m): its rope metadata
+    /// (freq_base, dimension_count, context_length, scaling keys) audited like a config.
+    #[arg(long)]
+    model: Option<String>,
 }
 
 impl SourceArgs {
@@ -88,6 +92,7 @@ impl SourceArgs {
                 .transpose()?,
             config: self.config.clone().map(ConfigSource::Path),
             preset: self.preset.clone(),
+            model: self.model.clone(),
         })
     }
 }

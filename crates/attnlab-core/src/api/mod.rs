@@ -23,6 +23,7 @@ pub mod embed;
 pub mod equivariance;
 pub mod lab;
 pub mod layer_input;
+pub mod model;
 pub mod predict;
 pub mod rope;
 pub mod session;
@@ -296,6 +297,10 @@ commands! {
     RopeAudit / rope_audit = "rope audit" => rope::audit::{AuditRequest, AuditReport},
     /// `attnlab rope engines`.
     RopeEngines / rope_engines = "rope engines" => rope::engines::{EnginesRequest, EnginesReport},
+    /// `attnlab model info`.
+    ModelInfo / model_info = "model info" => model::info::{InfoRequest, InfoReport},
+    /// `attnlab model tokenize`.
+    ModelTokenize / model_tokenize = "model tokenize" => model::tokenize::{TokenizeRequest, TokenizeReport},
 }
 
 /// Runs one request with the default context (no progress, no cancellation, files allowed).

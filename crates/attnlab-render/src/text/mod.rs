@@ -8,6 +8,7 @@ mod claims;
 mod embed;
 mod equivariance;
 mod lab;
+mod model;
 mod predict;
 pub mod presets;
 mod rope_audit;
@@ -75,5 +76,11 @@ impl ReportVisitor for Text {
     }
     fn rope_engines(self, r: &api::rope::engines::EnginesReport) -> String {
         rope_engines::render(r)
+    }
+    fn model_info(self, r: &api::model::info::InfoReport) -> String {
+        model::info(r)
+    }
+    fn model_tokenize(self, r: &api::model::tokenize::TokenizeReport) -> String {
+        model::tokenize(r)
     }
 }

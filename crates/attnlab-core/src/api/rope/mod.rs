@@ -85,6 +85,9 @@ pub struct FrequencySource {
     pub config: Option<ConfigSource>,
     /// A built-in model preset.
     pub preset: Option<String>,
+    /// A GGUF model file (or a known model name): its rope metadata read as a config
+    /// ([`crate::model::ModelInfo::rope_config`]).
+    pub model: Option<String>,
 }
 
 /// A resolved frequency set: the frequencies, the exact expressions when given, and the config
@@ -118,12 +121,13 @@ impl FrequencySource {
         let given = self.omega.is_some() as u8
             + (self.base.is_some() || self.dim.is_some()) as u8
             + self.config.is_some() as u8
-            + self.preset.is_some() as u8;
+            + self.preset.is_some() as u8
+            + self.model.is_some() as u8;
         if given > 1 {
             return Err(Error::invalid(
                 "frequency source",
                 "several given",
-                "exactly one of --omega, --base/--dim, --config, --preset",
+                "exactly one of --omega, --base/--dim, --config, --preset, --model",
             ));
         }
         let plain = |freqs| Frequencies {
@@ -150,10 +154,15 @@ impl FrequencySource {
             let dim = usize::try_from(dim.get()).unwrap_or(usize::MAX);
             return Ok(plain(RotaryFrequencies::from_base(base, dim)?));
         }
-        let cfg = match (&self.config, &self.preset) {
-            (Some(c), _) => Some(c.load_with(ctx.allow_files, &ctx.limits)?),
-            (None, Some(name)) => Some(config::preset(name)?),
-            (None, None) => None,
+        let cfg = match (&self.config, &self.preset, &self.model) {
+            (Some(c), _, _) => Some(c.load_with(ctx.allow_files, &ctx.limits)?),
+            (None, Some(name), _) => Some(config::preset(name)?),
+            (None, None, Some(m)) => {
+                let f = crate::api::model::open(m, ctx)?;
+                let json = crate::model::ModelInfo::from_gguf(&f)?.rope_config();
+                Some(ConfigSource::Inline(json).load_with(false, &ctx.limits)?)
+            }
+            (None, None, None) => None,
         };
         if let Some(cfg) = cfg {
             return Ok(Frequencies {
@@ -167,7 +176,7 @@ impl FrequencySource {
             None => Err(Error::invalid(
                 "frequency source",
                 "none given",
-                "one of --omega LIST, --base B --dim D, --config FILE, --preset NAME",
+                "one of --omega LIST, --base B --dim D, --config FILE, --preset NAME, --model FILE",
             )),
         }
     }
