@@ -322,10 +322,13 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
     let (result, parts) = experiment::symmetry_observed(&spec, &inputs, perms, a.dtype, &watch)?;
     let product = match (&choice, req.product) {
         (_, false) => None,
-        (PermChoice::Given(p), true) if req.readout == Readout::None => Some(match a.dtype {
-            Dtype::F32 => product_in::<f32>(&spec, &inputs, p)?,
-            _ => product_in::<f64>(&spec, &inputs, p)?,
-        }),
+        (PermChoice::Given(given), true) if given.len() == 1 && req.readout == Readout::None => {
+            let p = &given[0];
+            Some(match a.dtype {
+                Dtype::F32 => product_in::<f32>(&spec, &inputs, p)?,
+                _ => product_in::<f64>(&spec, &inputs, p)?,
+            })
+        }
         _ => {
             return Err(Error::invalid(
                 "--product",
