@@ -246,10 +246,9 @@ fn random_blocks(t: GgmlType, blocks: usize, rng: &mut impl RngExt) -> Vec<u8> {
                 let x: f32 = rng.random_range(-4.0..4.0);
                 b[..4].copy_from_slice(&x.to_le_bytes());
             }
-            GgmlType::BF16 => {
-                if (u16::from_le_bytes([b[0], b[1]]) >> 7) & 0xFF == 0xFF {
-                    b[1] &= 0xBF; // exponent not all ones: finite
-                }
+            // A BF16 whose exponent is all ones (inf or NaN) is made finite.
+            GgmlType::BF16 if (u16::from_le_bytes([b[0], b[1]]) >> 7) & 0xFF == 0xFF => {
+                b[1] &= 0xBF;
             }
             _ => {}
         }

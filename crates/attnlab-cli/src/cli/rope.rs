@@ -347,7 +347,7 @@ pub struct AuditArgs {
     html: Option<PathBuf>,
     /// List the built-in presets (name, rope type, rotary dimension, base, context, source) and
     /// exit.
-    #[arg(long, conflicts_with_all = ["omega", "base", "dim", "config", "preset", "plot", "html"])]
+    #[arg(long, conflicts_with_all = ["omega", "base", "dim", "config", "preset", "model", "plot", "html"])]
     list_presets: bool,
     /// One JSON object on stdout.
     #[arg(long)]

@@ -404,7 +404,7 @@ impl Header<'_> {
                 let count = self.u64(what)?;
                 // Every element takes at least `min_file_bytes` of the file: an array longer
                 // than the rest of the file allows is refused before anything is allocated.
-                let min = count.checked_mul(et.min_file_bytes()).unwrap_or(u64::MAX);
+                let min = count.saturating_mul(et.min_file_bytes());
                 if min > self.size - self.pos {
                     return Err(self.err(format!(
                         "{what} at byte {at} declares {count} elements, which need at least {} \
@@ -561,7 +561,7 @@ impl GgufFile {
                     ))
                 })?;
             let block = ggml_type.block_elements();
-            if dims[0] % block != 0 {
+            if !dims[0].is_multiple_of(block) {
                 return Err(bad(format!(
                     "{what} has rows of {} values, not a multiple of {}'s block of {block}",
                     dims[0],
@@ -571,7 +571,7 @@ impl GgufFile {
             let bytes = (elements / block)
                 .checked_mul(ggml_type.block_bytes())
                 .ok_or_else(|| bad(format!("{what}'s byte size overflows 64 bits")))?;
-            if offset % alignment != 0 {
+            if !offset.is_multiple_of(alignment) {
                 return Err(bad(format!(
                     "{what}'s data offset {offset} is not a multiple of the alignment {alignment}"
                 )));

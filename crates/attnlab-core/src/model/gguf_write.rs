@@ -8,6 +8,9 @@
 use super::gguf::{Value, ValueType};
 use super::quant::GgmlType;
 
+/// One tensor entry: name, dims, type code, offset (`None`: the next aligned one), data.
+type RawTensor = (String, Vec<u64>, u32, Option<u64>, Vec<u8>);
+
 /// A GGUF file being assembled in memory.
 #[derive(Debug, Clone, Default)]
 pub struct GgufWriter {
@@ -16,8 +19,7 @@ pub struct GgufWriter {
     /// Alignment of tensor data (default 32; also written as `general.alignment` when not 32).
     pub alignment: u64,
     metadata: Vec<(String, Value)>,
-    /// (name, dims, type code, offset, data)
-    tensors: Vec<(String, Vec<u64>, u32, Option<u64>, Vec<u8>)>,
+    tensors: Vec<RawTensor>,
 }
 
 fn put_string(out: &mut Vec<u8>, s: &str) {

@@ -163,7 +163,7 @@ fn f16(b: &[u8], at: usize) -> f32 {
 pub fn dequantize(t: GgmlType, raw: &[u8], elements: u64) -> Result<Vec<f32>> {
     let be = t.block_elements();
     let need = (elements / be).checked_mul(t.block_bytes());
-    if elements % be != 0 || need != Some(raw.len() as u64) {
+    if !elements.is_multiple_of(be) || need != Some(raw.len() as u64) {
         return Err(Error::shape(
             format!("dequantizing {}", t.name()),
             format!(
