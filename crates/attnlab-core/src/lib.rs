@@ -20,6 +20,7 @@
 //! | the complete two-token prediction | [`predict`] |
 //! | fixed blocks (`E`, `Wq`, `Wk`, `Wv`, `Wo`, `X`) from files | [`blocks`] |
 //! | floating-point types and emulated precisions | [`numeric`] |
+//! | a real trained model: the Llama-family forward and its checkpoint readers | [`model`] |
 //! | phases m·ω reduced against the true 2π (shared by positions and spectra) | [`phase`] |
 //!
 //! | the request → report contract every front end shares (`run(&Request) -> Report`) | [`api`] |
@@ -45,6 +46,7 @@ pub mod files;
 pub mod lab;
 pub mod layer;
 pub mod limits;
+pub mod model;
 pub mod numeric;
 pub mod phase;
 pub mod position;
