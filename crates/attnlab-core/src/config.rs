@@ -954,7 +954,7 @@ fn read_set(inp: SetInput) -> Result<RopeSet> {
         head_dim
     } else {
         match partial {
-            Some(f) if matches!(rope_type, RopeType::Default | RopeType::Mrope) && !honours => {
+            Some(f) if !rope_type.scales() && !honours => {
                 if f < 1.0 {
                     notes.push(format!(
                         "partial_rotary_factor {f} ignored: transformers 5.x default rope of model type {mt:?} rotates the whole head"

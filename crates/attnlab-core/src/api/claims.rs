@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::{Context, Outcome};
 use crate::chart::Chart;
 use crate::claims::{self, Claim, Fault};
+use crate::limits::Budget;
 use crate::Result;
 
 /// The request of `attnlab claims`.
@@ -35,6 +36,11 @@ impl ClaimsReport {
     pub fn charts(&self) -> Vec<Chart> {
         Vec::new()
     }
+}
+
+/// What the request costs: nothing to bound (the ledger is a fixed list of small, fixed computations).
+pub fn budget(_: &ClaimsRequest) -> Budget {
+    Budget::default()
 }
 
 /// Checks every claim.

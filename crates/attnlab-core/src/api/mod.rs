@@ -110,205 +110,223 @@ impl Context<'_> {
     }
 }
 
-/// One request, for any command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "command", rename_all = "snake_case")]
-pub enum Request {
-    /// `attnlab attend`.
-    Attend(attend::AttendRequest),
-    /// `attnlab equivariance`.
-    Equivariance(equivariance::EquivarianceRequest),
-    /// `attnlab lab`.
-    Lab(lab::LabRequest),
-    /// `attnlab claims`.
-    Claims(claims::ClaimsRequest),
-    /// `attnlab embed`.
-    Embed(embed::EmbedRequest),
-    /// `attnlab predict`.
-    Predict(predict::PredictRequest),
-    /// `attnlab session` (scripted, or the step list).
-    Session(session::SessionRequest),
-    /// `attnlab rope identity`.
-    #[serde(rename = "rope identity")]
-    RopeIdentity(rope::identity::IdentityRequest),
-    /// `attnlab rope score`.
-    #[serde(rename = "rope score")]
-    RopeScore(rope::score::ScoreRequest),
-    /// `attnlab rope period`.
-    #[serde(rename = "rope period")]
-    RopePeriod(rope::period::PeriodRequest),
-    /// `attnlab rope resolve`.
-    #[serde(rename = "rope resolve")]
-    RopeResolve(rope::resolve::ResolveRequest),
-    /// `attnlab rope audit`.
-    #[serde(rename = "rope audit")]
-    RopeAudit(rope::audit::AuditRequest),
-}
-
-/// One report, for any command; serialises as the command's own report (no wrapper).
-#[derive(Debug, Clone, Serialize)]
-#[serde(untagged)]
-pub enum Report {
-    /// `attnlab attend`.
-    Attend(Box<attend::AttendReport>),
-    /// `attnlab equivariance`.
-    Equivariance(Box<equivariance::EquivarianceReport>),
-    /// `attnlab lab`.
-    Lab(Box<lab::LabReport>),
-    /// `attnlab claims`.
-    Claims(Box<claims::ClaimsReport>),
-    /// `attnlab embed`.
-    Embed(Box<embed::EmbedReport>),
-    /// `attnlab predict`.
-    Predict(Box<predict::PredictReport>),
-    /// `attnlab session`.
-    Session(Box<session::SessionReport>),
-    /// `attnlab rope identity`.
-    RopeIdentity(Box<rope::identity::IdentityReport>),
-    /// `attnlab rope score`.
-    RopeScore(Box<rope::score::ScoreReport>),
-    /// `attnlab rope period`.
-    RopePeriod(Box<rope::period::PeriodReport>),
-    /// `attnlab rope resolve`.
-    RopeResolve(Box<rope::resolve::ResolveReport>),
-    /// `attnlab rope audit`.
-    RopeAudit(Box<rope::audit::AuditReport>),
-}
-
-/// The command names, as the CLI spells them (`rope audit` is `rope/audit` in URLs).
-pub const COMMANDS: &[&str] = &[
-    "attend",
-    "equivariance",
-    "lab",
-    "claims",
-    "embed",
-    "predict",
-    "session",
-    "rope identity",
-    "rope score",
-    "rope period",
-    "rope resolve",
-    "rope audit",
-];
-
-impl Request {
-    /// The command's name as the CLI spells it.
-    pub fn command(&self) -> &'static str {
-        match self {
-            Request::Attend(_) => "attend",
-            Request::Equivariance(_) => "equivariance",
-            Request::Lab(_) => "lab",
-            Request::Claims(_) => "claims",
-            Request::Embed(_) => "embed",
-            Request::Predict(_) => "predict",
-            Request::Session(_) => "session",
-            Request::RopeIdentity(_) => "rope identity",
-            Request::RopeScore(_) => "rope score",
-            Request::RopePeriod(_) => "rope period",
-            Request::RopeResolve(_) => "rope resolve",
-            Request::RopeAudit(_) => "rope audit",
+/// Builds a request body of type `T` from a JSON object, naming `command` in its errors;
+/// unknown fields are errors (the known ones are the fields of `T::default()`'s serialisation).
+fn typed<T: Serialize + for<'de> Deserialize<'de> + Default>(
+    command: &str,
+    body: serde_json::Value,
+) -> Result<T> {
+    let serde_json::Value::Object(map) = &body else {
+        return Err(Error::invalid(
+            format!("{command} request"),
+            crate::present::text::shorten(&body.to_string()),
+            "a JSON object whose fields are the command's options",
+        ));
+    };
+    let known = serde_json::to_value(T::default()).unwrap_or_default();
+    if let Some(known) = known.as_object() {
+        if let Some(k) = map.keys().find(|k| !known.contains_key(k.as_str())) {
+            let mut names: Vec<&str> = known.keys().map(String::as_str).collect();
+            names.sort_unstable();
+            return Err(Error::invalid(
+                format!("{command} request field"),
+                crate::present::text::shorten(k),
+                format!("one of {}", names.join(", ")),
+            ));
         }
     }
+    serde_json::from_value(body).map_err(|e| {
+        Error::invalid(
+            format!("{command} request"),
+            crate::present::text::shorten(&e.to_string()),
+            format!("the fields documented by `attnlab {command} --help`"),
+        )
+    })
+}
 
-    /// Builds a request from the command's name and a JSON body (an object whose fields are the
-    /// CLI's long options in snake_case). Unknown fields are errors, not silently ignored.
-    /// Two-word commands are spelled as the CLI does (`rope audit`) or as in URLs
-    /// (`rope/audit`).
+/// One command, seen through its request type: its name, its report, how it runs and what it
+/// costs. Implemented by the command table (`commands!`) for every request type in the table.
+pub trait Command: Serialize + for<'de> Deserialize<'de> + Default + Into<Request> {
+    /// The command's name as the CLI spells it (`rope audit`).
+    const NAME: &'static str;
+    /// The report it returns.
+    type Report: Serialize;
+    /// Runs it (the command module's `run`).
     ///
     /// # Errors
-    /// An unknown command, a body that is not an object, unknown fields, wrong types.
-    pub fn from_json(command: &str, body: serde_json::Value) -> Result<Request> {
-        fn typed<T: Serialize + for<'de> Deserialize<'de> + Default>(
-            command: &str,
-            body: serde_json::Value,
-        ) -> Result<T> {
-            let serde_json::Value::Object(map) = &body else {
-                return Err(Error::invalid(
-                    format!("{command} request"),
-                    crate::present::text::shorten(&body.to_string()),
-                    "a JSON object whose fields are the command's options",
-                ));
-            };
-            let known = serde_json::to_value(T::default()).unwrap_or_default();
-            if let Some(known) = known.as_object() {
-                if let Some(k) = map.keys().find(|k| !known.contains_key(k.as_str())) {
-                    let mut names: Vec<&str> = known.keys().map(String::as_str).collect();
-                    names.sort_unstable();
-                    return Err(Error::invalid(
-                        format!("{command} request field"),
-                        crate::present::text::shorten(k),
-                        format!("one of {}", names.join(", ")),
-                    ));
-                }
-            }
-            serde_json::from_value(body).map_err(|e| {
-                Error::invalid(
-                    format!("{command} request"),
-                    crate::present::text::shorten(&e.to_string()),
-                    format!("the fields documented by `attnlab {command} --help`"),
-                )
-            })
-        }
-        Ok(match command {
-            "attend" => Request::Attend(typed(command, body)?),
-            "equivariance" => Request::Equivariance(typed(command, body)?),
-            "lab" => Request::Lab(typed(command, body)?),
-            "claims" => Request::Claims(typed(command, body)?),
-            "embed" => Request::Embed(typed(command, body)?),
-            "predict" => Request::Predict(typed(command, body)?),
-            "session" => Request::Session(typed(command, body)?),
-            "rope identity" | "rope/identity" => Request::RopeIdentity(typed(command, body)?),
-            "rope score" | "rope/score" => Request::RopeScore(typed(command, body)?),
-            "rope period" | "rope/period" => Request::RopePeriod(typed(command, body)?),
-            "rope resolve" | "rope/resolve" => Request::RopeResolve(typed(command, body)?),
-            "rope audit" | "rope/audit" => Request::RopeAudit(typed(command, body)?),
-            other => {
-                return Err(Error::invalid(
-                    "command",
-                    crate::present::text::shorten(other),
-                    COMMANDS.join(", "),
-                ))
-            }
-        })
-    }
+    /// Bad input, unreadable files, requests over the limits, cancellation.
+    fn run(&self, ctx: &Context) -> Result<Self::Report>;
+    /// Its estimated peak memory and operations (the command module's `budget`).
+    fn budget(&self) -> Budget;
 }
 
-impl Report {
-    /// What the report concluded (the exit code).
-    pub fn outcome(&self) -> Outcome {
-        match self {
-            Report::Attend(_) => Outcome::Holds,
-            Report::Equivariance(r) => r.outcome(),
-            Report::Lab(r) => r.outcome(),
-            Report::Claims(r) => r.outcome(),
-            Report::Embed(r) => r.outcome(),
-            Report::Predict(r) => r.outcome(),
-            Report::Session(r) => r.outcome(),
-            Report::RopeIdentity(r) => r.outcome(),
-            Report::RopeScore(r) => r.outcome(),
-            Report::RopePeriod(r) => r.outcome(),
-            Report::RopeResolve(r) => r.outcome(),
-            Report::RopeAudit(r) => r.outcome(),
+/// The command table (`commands!`): one line per command generates [`Request`], [`Report`], [`COMMANDS`],
+/// [`Request::from_json`], [`Report::outcome`], [`Report::charts`], [`budget`], [`run_with`],
+/// [`Command`] for each request type and [`ReportVisitor`] (the front ends' per-report
+/// dispatch, e.g. the text rendering), so a new command is one line here plus its module, and a
+/// front end that forgets it does not compile.
+///
+/// A line is `Variant / visitor_method = "cli name" => module::path::{Request, Report}`; the
+/// module holds `run(&Request, &Context) -> Result<Report>` and `budget(&Request) -> Budget`,
+/// and the report `outcome()` and `charts()`. A subcommand is a name with a space
+/// (`"rope audit"`, served as `/api/rope/audit`) and a module under its group (`rope::audit`).
+macro_rules! commands {
+    ($(
+        $(#[$meta:meta])*
+        $variant:ident / $visit:ident = $name:literal => $($module:ident)::+ :: { $req:ident, $rep:ident }
+    ),+ $(,)?) => {
+        /// One request, for any command.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "command")]
+        pub enum Request {
+            $( $(#[$meta])* #[serde(rename = $name)] $variant($($module::)+$req), )+
         }
-    }
 
-    /// The charts that show this report (empty when a table says it all).
-    pub fn charts(&self) -> Vec<Chart> {
-        match self {
-            Report::Attend(r) => r.charts(),
-            Report::Equivariance(r) => r.charts(),
-            Report::Lab(r) => r.charts(),
-            Report::Claims(r) => r.charts(),
-            Report::Embed(r) => r.charts(),
-            Report::Predict(r) => r.charts(),
-            Report::Session(r) => r.charts(),
-            Report::RopeIdentity(r) => r.charts(),
-            Report::RopeScore(r) => r.charts(),
-            Report::RopePeriod(r) => r.charts(),
-            Report::RopeResolve(r) => r.charts(),
-            Report::RopeAudit(r) => r.charts(),
+        /// One report, for any command; serialises as the command's own report (no wrapper).
+        #[derive(Debug, Clone, Serialize)]
+        #[serde(untagged)]
+        pub enum Report {
+            $( $(#[$meta])* $variant(Box<$($module::)+$rep>), )+
         }
-    }
+
+        /// The command names, as the CLI spells them (`rope audit` is `rope/audit` in URLs).
+        pub const COMMANDS: &[&str] = &[$($name),+];
+
+        $(
+            impl Command for $($module::)+$req {
+                const NAME: &'static str = $name;
+                type Report = $($module::)+$rep;
+                fn run(&self, ctx: &Context) -> Result<Self::Report> {
+                    $($module::)+run(self, ctx)
+                }
+                fn budget(&self) -> Budget {
+                    $($module::)+budget(self)
+                }
+            }
+
+            impl From<$($module::)+$req> for Request {
+                fn from(r: $($module::)+$req) -> Request {
+                    Request::$variant(r)
+                }
+            }
+
+            impl From<$($module::)+$rep> for Report {
+                fn from(r: $($module::)+$rep) -> Report {
+                    Report::$variant(Box::new(r))
+                }
+            }
+        )+
+
+        /// A front end's treatment of each report type (one method per command: a command added
+        /// to the table is a compile error in every front end that does not handle it).
+        pub trait ReportVisitor {
+            /// What the visit returns.
+            type Output;
+            $(
+                $(#[$meta])*
+                fn $visit(self, report: &$($module::)+$rep) -> Self::Output;
+            )+
+        }
+
+        impl Request {
+            /// The command's name as the CLI spells it.
+            pub fn command(&self) -> &'static str {
+                match self {
+                    $(Request::$variant(_) => $name,)+
+                }
+            }
+
+            /// Builds a request from the command's name and a JSON body (an object whose fields
+            /// are the CLI's long options in snake_case). Unknown fields are errors, not silently
+            /// ignored. Subcommands are spelled as the CLI does (`rope audit`) or as in URLs
+            /// (`rope/audit`).
+            ///
+            /// # Errors
+            /// An unknown command, a body that is not an object, unknown fields, wrong types.
+            pub fn from_json(command: &str, body: serde_json::Value) -> Result<Request> {
+                Ok(match command.replace('/', " ").as_str() {
+                    $($name => Request::$variant(typed(command, body)?),)+
+                    _ => {
+                        return Err(Error::invalid(
+                            "command",
+                            crate::present::text::shorten(command),
+                            COMMANDS.join(", "),
+                        ))
+                    }
+                })
+            }
+        }
+
+        impl Report {
+            /// What the report concluded (the exit code).
+            pub fn outcome(&self) -> Outcome {
+                match self {
+                    $(Report::$variant(r) => r.outcome(),)+
+                }
+            }
+
+            /// The charts that show this report (empty when a table says it all).
+            pub fn charts(&self) -> Vec<Chart> {
+                match self {
+                    $(Report::$variant(r) => r.charts(),)+
+                }
+            }
+
+            /// Hands the command's own report to the visitor's method for it.
+            pub fn visit<V: ReportVisitor>(&self, visitor: V) -> V::Output {
+                match self {
+                    $(Report::$variant(r) => visitor.$visit(r),)+
+                }
+            }
+        }
+
+        /// What `request` asks for, estimated from the request alone (before any file is read):
+        /// its peak memory and operation count. [`run_with`] refuses a request whose budget
+        /// exceeds `ctx.limits`; inputs read from files are checked again against the shapes
+        /// their headers declare, before their data is read.
+        pub fn budget(request: &Request) -> Budget {
+            match request {
+                $(Request::$variant(r) => Command::budget(r),)+
+            }
+        }
+
+        /// Runs one request.
+        ///
+        /// # Errors
+        /// Bad input, unreadable files, requests over the limits, cancellation.
+        pub fn run_with(request: &Request, ctx: &Context) -> Result<Report> {
+            Ok(match request {
+                $(Request::$variant(r) => Report::$variant(Box::new(Command::run(r, ctx)?)),)+
+            })
+        }
+    };
+}
+
+commands! {
+    /// `attnlab attend`.
+    Attend / attend = "attend" => attend::{AttendRequest, AttendReport},
+    /// `attnlab equivariance`.
+    Equivariance / equivariance = "equivariance" => equivariance::{EquivarianceRequest, EquivarianceReport},
+    /// `attnlab lab`.
+    Lab / lab = "lab" => lab::{LabRequest, LabReport},
+    /// `attnlab claims`.
+    Claims / claims = "claims" => claims::{ClaimsRequest, ClaimsReport},
+    /// `attnlab embed`.
+    Embed / embed = "embed" => embed::{EmbedRequest, EmbedReport},
+    /// `attnlab predict`.
+    Predict / predict = "predict" => predict::{PredictRequest, PredictReport},
+    /// `attnlab session` (scripted, or the step list).
+    Session / session = "session" => session::{SessionRequest, SessionReport},
+    /// `attnlab rope identity`.
+    RopeIdentity / rope_identity = "rope identity" => rope::identity::{IdentityRequest, IdentityReport},
+    /// `attnlab rope score`.
+    RopeScore / rope_score = "rope score" => rope::score::{ScoreRequest, ScoreReport},
+    /// `attnlab rope period`.
+    RopePeriod / rope_period = "rope period" => rope::period::{PeriodRequest, PeriodReport},
+    /// `attnlab rope resolve`.
+    RopeResolve / rope_resolve = "rope resolve" => rope::resolve::{ResolveRequest, ResolveReport},
+    /// `attnlab rope audit`.
+    RopeAudit / rope_audit = "rope audit" => rope::audit::{AuditRequest, AuditReport},
 }
 
 /// Runs one request with the default context (no progress, no cancellation, files allowed).
@@ -317,46 +335,4 @@ impl Report {
 /// Bad input, unreadable files, requests over the limits.
 pub fn run(request: &Request) -> Result<Report> {
     run_with(request, &Context::default())
-}
-
-/// What `request` asks for, estimated from the request alone (before any file is read): its
-/// peak memory and operation count. [`run_with`] refuses a request whose budget exceeds
-/// `ctx.limits`; inputs read from files are checked again against the shapes their headers
-/// declare, before their data is read.
-pub fn budget(request: &Request) -> Budget {
-    match request {
-        Request::Attend(r) => attend::budget(r),
-        Request::Equivariance(r) => equivariance::budget(r),
-        Request::Lab(r) => lab::budget(r),
-        Request::Claims(_) => Budget::default(),
-        Request::Embed(r) => embed::budget(r),
-        Request::Predict(r) => predict::budget(r),
-        Request::Session(_) => Budget::default(),
-        Request::RopeIdentity(r) => rope::identity::budget(r),
-        Request::RopeScore(r) => rope::score::budget(r),
-        Request::RopePeriod(_) => Budget::default(),
-        Request::RopeResolve(r) => rope::resolve::budget(r),
-        Request::RopeAudit(r) => rope::audit::budget(r),
-    }
-}
-
-/// Runs one request.
-///
-/// # Errors
-/// Bad input, unreadable files, requests over the limits, cancellation.
-pub fn run_with(request: &Request, ctx: &Context) -> Result<Report> {
-    Ok(match request {
-        Request::Attend(r) => Report::Attend(Box::new(attend::run(r, ctx)?)),
-        Request::Equivariance(r) => Report::Equivariance(Box::new(equivariance::run(r, ctx)?)),
-        Request::Lab(r) => Report::Lab(Box::new(lab::run(r, ctx)?)),
-        Request::Claims(r) => Report::Claims(Box::new(claims::run(r, ctx)?)),
-        Request::Embed(r) => Report::Embed(Box::new(embed::run(r, ctx)?)),
-        Request::Predict(r) => Report::Predict(Box::new(predict::run(r, ctx)?)),
-        Request::Session(r) => Report::Session(Box::new(session::run(r, ctx)?)),
-        Request::RopeIdentity(r) => Report::RopeIdentity(Box::new(rope::identity::run(r, ctx)?)),
-        Request::RopeScore(r) => Report::RopeScore(Box::new(rope::score::run(r, ctx)?)),
-        Request::RopePeriod(r) => Report::RopePeriod(Box::new(rope::period::run(r, ctx)?)),
-        Request::RopeResolve(r) => Report::RopeResolve(Box::new(rope::resolve::run(r, ctx)?)),
-        Request::RopeAudit(r) => Report::RopeAudit(Box::new(rope::audit::run(r, ctx)?)),
-    })
 }

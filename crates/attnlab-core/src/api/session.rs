@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Context, Outcome};
 use crate::chart::Chart;
+use crate::limits::Budget;
 use crate::session::{AnswerSheet, Score, ScriptedAnswer, Session, State, StepInfo, StepRecord};
 use crate::{Error, Result};
 
@@ -184,6 +185,11 @@ impl SessionReport {
     pub fn charts(&self) -> Vec<Chart> {
         Vec::new()
     }
+}
+
+/// What the request costs: nothing to bound (the steps compute on the course's fixed small inputs; the documents it reads went through the input gate).
+pub fn budget(_: &SessionRequest) -> Budget {
+    Budget::default()
 }
 
 /// Runs the request: lists the steps, or grades every answer of the document, in session

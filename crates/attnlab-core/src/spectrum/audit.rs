@@ -599,10 +599,8 @@ pub fn audit(
     };
     let min_base_for_context = min_base_search.as_ref().and_then(|m| m.base);
     // The effective frequencies of an active scaling type, searched over the base.
-    let active = scaling.filter(|sc| {
-        !matches!(sc.rope_type(), RopeType::Default | RopeType::Mrope)
-            && unscaled.as_ref() != Some(&freqs.inv_freq)
-    });
+    let active =
+        scaling.filter(|sc| sc.rope_type().scales() && unscaled.as_ref() != Some(&freqs.inv_freq));
     let min_base_effective_search = match active {
         Some(sc) if opts.min_base && even => {
             let dim = freqs.rotary_dim;
@@ -645,7 +643,7 @@ pub fn audit(
         Some(_) | None => (None, None),
     };
     let scaling_bands = match (scaling, &regimes) {
-        (Some(sc), Some(r)) if !matches!(sc.rope_type(), RopeType::Default | RopeType::Mrope) => {
+        (Some(sc), Some(r)) if sc.rope_type().scales() => {
             let n = |g: Regime| r.planes.iter().filter(|&&x| x == g).count();
             Some(ScalingBands {
                 rope_type: sc.rope_type(),

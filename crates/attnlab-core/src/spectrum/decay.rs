@@ -7,8 +7,7 @@
 
 use serde::Serialize;
 
-use rayon::prelude::*;
-
+use super::min_base::first_negative_in;
 use super::Watch;
 use crate::phase::phase;
 use crate::{Error, Result};
@@ -351,43 +350,6 @@ pub fn min_base_default(dim: usize, context: u64, watch: &Watch) -> Result<MinBa
     min_base_certified(&at, Some(exps), "default", context, watch)
 }
 
-/// Evaluations of B per parallel block of [`negative_in`] (about 4 ms for 64 planes in release).
-const BLOCK: u64 = 1 << 16;
-
-/// Some m in lo, lo+step, … < hi with B(m) < 0 (not necessarily the first). Long ranges are cut
-/// into blocks of [`BLOCK`] evaluations that rayon's threads scan; all stop soon after one finds
-/// a negative value. Whether one exists does not depend on the number of threads; which one is
-/// returned may (callers only use it as a hint).
-fn negative_in(ws: &[f64], lo: u64, hi: u64, step: u64) -> Option<u64> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    if lo >= hi {
-        return None;
-    }
-    let found = AtomicBool::new(false);
-    let run = |a: u64, b: u64| {
-        let (mut hit, mut count) = (None, 0u32);
-        scan_b_step(ws, a, b, step, |m, v| {
-            if v < 0.0 {
-                hit = Some(m);
-                found.store(true, Ordering::Relaxed);
-            }
-            count = count.wrapping_add(1);
-            hit.is_none() && (count % 1024 != 0 || !found.load(Ordering::Relaxed))
-        });
-        hit
-    };
-    let evaluations = (hi - lo).div_ceil(step);
-    if evaluations <= BLOCK {
-        return run(lo, hi);
-    }
-    (0..evaluations.div_ceil(BLOCK))
-        .into_par_iter()
-        .find_map_any(|b| {
-            let a = lo + b * BLOCK * step;
-            run(a, a.saturating_add(BLOCK * step).min(hi))
-        })
-}
-
 /// Grid point `i` of the coarse scan: 2·ratioⁱ.
 fn grid_base(ratio: f64, i: usize) -> f64 {
     2.0 * ratio.powi(i as i32)
@@ -450,7 +412,9 @@ fn coarse_scan(dim: usize, context: u64, ratio: f64, watch: &Watch) -> Result<Op
 /// depend on the hints (they only make it faster).
 fn fails(base: f64, dim: usize, context: u64, hints: &mut Vec<(f64, u64)>) -> bool {
     let ws = default_freqs(base, dim);
-    let negative_in = |lo: u64, hi: u64, step: u64| negative_in(&ws, lo, hi, step);
+    // The first negative B in a range (the grid search only needs whether one exists, and a
+    // separation as a hint; the first is the same for any number of threads).
+    let negative_in = |lo: u64, hi: u64, step: u64| first_negative_in(&ws, lo, hi, step);
     let span = |c: u64, w: u64| negative_in(c.saturating_sub(w).max(1), (c + w).min(context), 1);
     // Look right next to the hint first: the negative stretch of a neighbouring base is usually
     // within a few dozen separations of the scaled hint, so the wide scan is rarely needed.
@@ -723,7 +687,7 @@ mod tests {
                     .num_threads(threads)
                     .build()
                     .unwrap();
-                let got = pool.install(|| negative_in(&ws, 1, 300_000, 1));
+                let got = pool.install(|| first_negative_in(&ws, 1, 300_000, 1));
                 assert_eq!(
                     got.is_some(),
                     want,

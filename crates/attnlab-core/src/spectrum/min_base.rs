@@ -149,7 +149,7 @@ fn upper_bound(m: u64, lo: &[f64], hi: &[f64]) -> f64 {
 
 /// The first m in lo, lo+step, … < hi with B(m) < 0 (by the recurrence), scanned in parallel
 /// blocks; the same answer for any number of threads.
-fn first_negative_in(ws: &[f64], lo: u64, hi: u64, step: u64) -> Option<u64> {
+pub(crate) fn first_negative_in(ws: &[f64], lo: u64, hi: u64, step: u64) -> Option<u64> {
     use std::sync::atomic::{AtomicU64, Ordering};
     if lo >= hi {
         return None;

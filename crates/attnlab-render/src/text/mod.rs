@@ -22,22 +22,53 @@ mod table;
 pub use equivariance::timings as equivariance_timings;
 pub use table::{matrix_table, matrix_table_with, table, MAX_COLS_SHOWN, MAX_ROWS_SHOWN};
 
-use attnlab_core::api::Report;
+use attnlab_core::api::{self, Report, ReportVisitor};
 
 /// The text rendering of any report (ends with a newline).
 pub fn render(report: &Report) -> String {
-    match report {
-        Report::Attend(r) => attend::render(r),
-        Report::Equivariance(r) => equivariance::render(r),
-        Report::Lab(r) => lab::render(r),
-        Report::Claims(r) => claims::render(r),
-        Report::Embed(r) => embed::render(r),
-        Report::Predict(r) => predict::render(r),
-        Report::Session(r) => session::render(r),
-        Report::RopeIdentity(r) => rope_identity::render(r),
-        Report::RopeScore(r) => rope_score::render(r),
-        Report::RopePeriod(r) => rope_period::render(r),
-        Report::RopeResolve(r) => rope_resolve::render(r),
-        Report::RopeAudit(r) => rope_audit::render(r),
+    report.visit(Text)
+}
+
+/// The text dispatch: one method per command of the core's table (a new command that has no
+/// rendering here is a compile error).
+struct Text;
+
+impl ReportVisitor for Text {
+    type Output = String;
+    fn attend(self, r: &api::attend::AttendReport) -> String {
+        attend::render(r)
+    }
+    fn equivariance(self, r: &api::equivariance::EquivarianceReport) -> String {
+        equivariance::render(r)
+    }
+    fn lab(self, r: &api::lab::LabReport) -> String {
+        lab::render(r)
+    }
+    fn claims(self, r: &api::claims::ClaimsReport) -> String {
+        claims::render(r)
+    }
+    fn embed(self, r: &api::embed::EmbedReport) -> String {
+        embed::render(r)
+    }
+    fn predict(self, r: &api::predict::PredictReport) -> String {
+        predict::render(r)
+    }
+    fn session(self, r: &api::session::SessionReport) -> String {
+        session::render(r)
+    }
+    fn rope_identity(self, r: &api::rope::identity::IdentityReport) -> String {
+        rope_identity::render(r)
+    }
+    fn rope_score(self, r: &api::rope::score::ScoreReport) -> String {
+        rope_score::render(r)
+    }
+    fn rope_period(self, r: &api::rope::period::PeriodReport) -> String {
+        rope_period::render(r)
+    }
+    fn rope_resolve(self, r: &api::rope::resolve::ResolveReport) -> String {
+        rope_resolve::render(r)
+    }
+    fn rope_audit(self, r: &api::rope::audit::AuditReport) -> String {
+        rope_audit::render(r)
     }
 }

@@ -7,6 +7,7 @@ use super::check_tol;
 use crate::api::value::{Count, List};
 use crate::api::{Context, Outcome};
 use crate::chart::Chart;
+use crate::limits::Budget;
 use crate::position::frequencies::parse_omega_list;
 use crate::present::text::shorten;
 use crate::spectrum::period;
@@ -63,6 +64,12 @@ impl PeriodReport {
     pub fn charts(&self) -> Vec<Chart> {
         Vec::new()
     }
+}
+
+/// What the request costs: nothing to bound (a continued-fraction search, O(levels) for any
+/// `max_sep`, allocating only the convergents it lists).
+pub fn budget(_: &PeriodRequest) -> Budget {
+    Budget::default()
 }
 
 /// Runs the period analysis.

@@ -14,6 +14,7 @@ pub struct Unscaled;
 impl RopeKind for Unscaled {
     const NAME: &'static str = "default";
     const ALIASES: &'static [&'static str] = &[];
+    const SCALES: bool = false;
 
     fn from_config(_: &mut ConfigView) -> Result<Self> {
         Ok(Unscaled)

@@ -29,6 +29,7 @@ pub fn dynamic_base(base: f64, factor: f64, l: u64, seq_len: Option<u64>, dim: u
 impl RopeKind for Dynamic {
     const NAME: &'static str = "dynamic";
     const ALIASES: &'static [&'static str] = &[];
+    const SCALES: bool = true;
 
     fn from_config(view: &mut ConfigView) -> Result<Self> {
         Ok(Dynamic {

@@ -17,6 +17,7 @@ pub struct Linear {
 impl RopeKind for Linear {
     const NAME: &'static str = "linear";
     const ALIASES: &'static [&'static str] = &[];
+    const SCALES: bool = true;
 
     fn from_config(view: &mut ConfigView) -> Result<Self> {
         Ok(Linear {

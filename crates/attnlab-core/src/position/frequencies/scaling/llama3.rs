@@ -25,6 +25,7 @@ pub struct Llama3 {
 impl RopeKind for Llama3 {
     const NAME: &'static str = "llama3";
     const ALIASES: &'static [&'static str] = &[];
+    const SCALES: bool = true;
 
     fn from_config(view: &mut ConfigView) -> Result<Self> {
         Ok(Llama3 {

@@ -27,6 +27,7 @@ pub struct Longrope {
 impl RopeKind for Longrope {
     const NAME: &'static str = "longrope";
     const ALIASES: &'static [&'static str] = &["su"];
+    const SCALES: bool = true;
 
     fn from_config(view: &mut ConfigView) -> Result<Self> {
         let orig = view.original()?;

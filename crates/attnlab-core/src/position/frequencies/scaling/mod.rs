@@ -51,6 +51,10 @@ pub(crate) trait RopeKind: Sized {
     const NAME: &'static str;
     /// Legacy names read as this type (`su` for longrope).
     const ALIASES: &'static [&'static str];
+    /// Whether the type changes the default frequencies b^(−2k/d) (false for the default rope
+    /// and for M-RoPE, which only splits them into position axes): a scaled type has effective
+    /// frequencies, scaling bands and a drift against the unscaled rotation.
+    const SCALES: bool;
     /// The parameters from a config's rope parameters (keys, class defaults, notes).
     fn from_config(view: &mut ConfigView) -> Result<Self>;
     /// Validates the parameters for a rotary dimension.
@@ -159,6 +163,13 @@ macro_rules! rope_types {
             pub fn name(self) -> &'static str {
                 match self {
                     $(RopeType::$variant => <$ty as RopeKind>::NAME),+
+                }
+            }
+
+            /// Whether the type changes the default frequencies ([`RopeKind::SCALES`]).
+            pub fn scales(self) -> bool {
+                match self {
+                    $(RopeType::$variant => <$ty as RopeKind>::SCALES),+
                 }
             }
 

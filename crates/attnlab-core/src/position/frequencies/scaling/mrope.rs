@@ -24,6 +24,7 @@ pub struct Mrope {
 impl RopeKind for Mrope {
     const NAME: &'static str = "mrope";
     const ALIASES: &'static [&'static str] = &[];
+    const SCALES: bool = false;
 
     fn from_config(view: &mut ConfigView) -> Result<Self> {
         let mrope_section = match view.params.get("mrope_section") {

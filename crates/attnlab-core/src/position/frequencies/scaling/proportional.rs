@@ -30,6 +30,7 @@ impl Proportional {
 impl RopeKind for Proportional {
     const NAME: &'static str = "proportional";
     const ALIASES: &'static [&'static str] = &[];
+    const SCALES: bool = true;
 
     fn from_config(view: &mut ConfigView) -> Result<Self> {
         let partial = match num(view.params, "partial_rotary_factor")?

@@ -67,6 +67,7 @@ pub fn yarn_correction_range(
 impl RopeKind for Yarn {
     const NAME: &'static str = "yarn";
     const ALIASES: &'static [&'static str] = &[];
+    const SCALES: bool = true;
 
     fn from_config(view: &mut ConfigView) -> Result<Self> {
         let orig = view.original()?;
