@@ -8,6 +8,7 @@ mod embed;
 mod equivariance;
 mod exec;
 mod lab;
+mod model;
 mod predict;
 mod rope;
 mod serve;
@@ -70,6 +71,9 @@ pub enum Command {
     /// Rotary position embeddings: the relative-position identity, scores, periods, resolution, audits.
     #[command(subcommand)]
     Rope(rope::RopeCommand),
+    /// A real trained checkpoint: next-token prediction and where token order enters.
+    #[command(subcommand)]
+    Model(model::ModelCommand),
     /// The complete next-token prediction: tokens → embeddings → causal attention → readout → softmax.
     Predict(predict::PredictArgs),
     /// The prediction-first practical: predict each result, then see it computed (progress is kept).
@@ -128,6 +132,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Equivariance(a) => equivariance::run(a),
         Command::Embed(a) => embed::run(a),
         Command::Rope(cmd) => rope::run(cmd),
+        Command::Model(cmd) => model::run(cmd),
         Command::Predict(a) => predict::run(a),
         Command::Session(a) => session::run(a),
         Command::Serve(a) => serve::run(a),

@@ -23,6 +23,7 @@ pub mod embed;
 pub mod equivariance;
 pub mod lab;
 pub mod layer_input;
+pub mod model;
 pub mod predict;
 pub mod rope;
 pub mod session;
@@ -327,6 +328,10 @@ commands! {
     RopeResolve / rope_resolve = "rope resolve" => rope::resolve::{ResolveRequest, ResolveReport},
     /// `attnlab rope audit`.
     RopeAudit / rope_audit = "rope audit" => rope::audit::{AuditRequest, AuditReport},
+    /// `attnlab model predict`.
+    ModelPredict / model_predict = "model predict" => model::predict::{ModelPredictRequest, ModelPredictReport},
+    /// `attnlab model order`.
+    ModelOrder / model_order = "model order" => model::order::{ModelOrderRequest, ModelOrderReport},
 }
 
 /// Runs one request with the default context (no progress, no cancellation, files allowed).

@@ -3,6 +3,7 @@
 //! The course commands' sentences are in [`course`].
 
 pub mod course;
+pub mod model;
 pub mod rope;
 pub mod session;
 

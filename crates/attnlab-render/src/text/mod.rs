@@ -8,6 +8,7 @@ mod claims;
 mod embed;
 mod equivariance;
 mod lab;
+mod model;
 mod predict;
 pub mod presets;
 mod rope_audit;
@@ -70,5 +71,11 @@ impl ReportVisitor for Text {
     }
     fn rope_audit(self, r: &api::rope::audit::AuditReport) -> String {
         rope_audit::render(r)
+    }
+    fn model_predict(self, r: &api::model::predict::ModelPredictReport) -> String {
+        model::predict(r)
+    }
+    fn model_order(self, r: &api::model::order::ModelOrderReport) -> String {
+        model::order(r)
     }
 }
