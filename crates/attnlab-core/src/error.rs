@@ -194,6 +194,12 @@ impl Error {
         Self::new(ErrorKind::Layer, message.to_string())
     }
 
+    /// Something named that does not exist, with a message saying how to get it (a model
+    /// name whose file is not in the cache).
+    pub fn not_found(message: impl fmt::Display) -> Self {
+        Self::new(ErrorKind::NotFound, message.to_string())
+    }
+
     /// A cancelled run.
     pub fn cancelled(what: impl fmt::Display) -> Self {
         Self::new(ErrorKind::Cancelled, format!("{what} was cancelled"))

@@ -23,10 +23,10 @@ pub enum ModelCommand {
 /// Options of `attnlab model predict`.
 #[derive(Debug, clap::Args)]
 pub struct PredictArgs {
-    /// The checkpoint: a Hugging Face directory (config.json, *.safetensors).
+    /// The checkpoint: a GGUF file, smollm2-135m (the cached SmolLM2, see scripts/fetch-smollm2), or a Hugging Face directory (config.json, *.safetensors, tokenizer.json).
     #[arg(long)]
     pub model: String,
-    /// The text (needs the model's tokenizer; not in this build yet: use --ids).
+    /// The text, tokenized by the model's tokenizer (no BOS token added).
     #[arg(long, conflicts_with = "ids")]
     pub text: Option<String>,
     /// Token ids, comma-separated (e.g. 1,42,7).
@@ -46,10 +46,10 @@ pub struct PredictArgs {
 /// Options of `attnlab model order`.
 #[derive(Debug, clap::Args)]
 pub struct OrderArgs {
-    /// The checkpoint: a Hugging Face directory (config.json, *.safetensors).
+    /// The checkpoint: a GGUF file, smollm2-135m (the cached SmolLM2, see scripts/fetch-smollm2), or a Hugging Face directory (config.json, *.safetensors, tokenizer.json).
     #[arg(long)]
     pub model: String,
-    /// The text (needs the model's tokenizer; not in this build yet: use --ids).
+    /// The text, tokenized by the model's tokenizer (no BOS token added).
     #[arg(long, conflicts_with = "ids")]
     pub text: Option<String>,
     /// Token ids, comma-separated (at least 3).

@@ -4,13 +4,13 @@
 pub mod order;
 pub mod predict;
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
 use super::value::List;
 use super::Context;
+use crate::model::gguf_weights::QkRows;
 use crate::model::llama::{LlamaWeights, Positions};
+use crate::model::tokenizer::ModelTokenizer;
 use crate::{Error, Result};
 
 crate::choice! {
@@ -35,16 +35,75 @@ impl PosChoice {
     }
 }
 
-/// Loads the checkpoint a request names (files only when the context allows them).
+/// A loaded checkpoint: its weights and, when it has one, its tokenizer.
+pub(crate) struct Loaded {
+    pub weights: LlamaWeights<f32>,
+    pub tokenizer: Option<ModelTokenizer>,
+}
+
+impl Loaded {
+    /// The token ids of a request: the text tokenized (no BOS added, as transformers'
+    /// `add_special_tokens=False`), or the ids given.
+    pub fn ids(
+        &self,
+        text: &Option<String>,
+        ids: &Option<List>,
+        ctx: &Context,
+    ) -> Result<Vec<u32>> {
+        match (text, ids) {
+            (Some(t), None) => {
+                let tok = self.tokenizer.as_ref().ok_or_else(|| {
+                    Error::invalid(
+                        "--text",
+                        "a text",
+                        "--ids: this checkpoint has no tokenizer (tokenizer.json)",
+                    )
+                })?;
+                let v: Vec<u32> = tok
+                    .encode(t, &ctx.limits)?
+                    .into_iter()
+                    .map(|t| t.id)
+                    .collect();
+                if v.is_empty() {
+                    return Err(Error::invalid(
+                        "--text",
+                        "a text with no tokens",
+                        "a text of at least one token",
+                    ));
+                }
+                Ok(v)
+            }
+            _ => token_ids(text, ids),
+        }
+    }
+
+    /// The vocabulary entry of an id, when there is a tokenizer.
+    pub fn piece(&self, id: u32) -> Option<String> {
+        self.tokenizer.as_ref().and_then(|t| t.piece(id).ok())
+    }
+
+    /// Top entries with their pieces.
+    pub fn top(&self, row: ndarray::ArrayView1<f32>, k: usize) -> Vec<TopEntry> {
+        let mut v = top_entries(row, k);
+        for e in &mut v {
+            e.piece = self.piece(e.id);
+        }
+        v
+    }
+}
+
+/// Loads the checkpoint a request names (files only when the context allows them): a GGUF file
+/// (or a known name such as `smollm2-135m`, found in the model cache) or a Hugging Face
+/// directory.
 ///
 /// # Errors
-/// No path, files not allowed, a GGUF file (not read by this build yet), or the loader's errors.
-pub(crate) fn load(model: &str, ctx: &Context) -> Result<LlamaWeights<f32>> {
+/// No path, files not allowed, or the loaders' errors.
+pub(crate) fn load(model: &str, ctx: &Context) -> Result<Loaded> {
     if model.trim().is_empty() {
         return Err(Error::invalid(
             "--model",
             "none",
-            "a Hugging Face checkpoint directory (config.json, *.safetensors)",
+            "a GGUF file, smollm2-135m, or a Hugging Face checkpoint directory",
         ));
     }
     if !ctx.allow_files {
@@ -54,28 +113,30 @@ pub(crate) fn load(model: &str, ctx: &Context) -> Result<LlamaWeights<f32>> {
             "no file path here (this front end does not read files)",
         ));
     }
-    let path = Path::new(model);
-    if crate::model::hf::is_checkpoint_dir(path) {
-        return crate::model::hf::load(path, &ctx.limits);
+    let path = crate::model::locate::resolve(model)?;
+    if crate::model::hf::is_checkpoint_dir(&path) {
+        let weights = crate::model::hf::load(&path, &ctx.limits)?;
+        let tj = path.join("tokenizer.json");
+        let tokenizer = if tj.is_file() {
+            Some(ModelTokenizer::from_json(&tj, &ctx.limits)?)
+        } else {
+            None
+        };
+        return Ok(Loaded { weights, tokenizer });
     }
-    Err(Error::invalid(
-        "--model",
-        crate::present::text::shorten(model),
-        "a Hugging Face checkpoint directory holding config.json (GGUF files are read once the GGUF reader is merged)",
-    ))
+    let f = crate::model::gguf::GgufFile::open(&path, &ctx.limits)?;
+    let weights = crate::model::gguf_weights::load(&f, QkRows::HalfSplit, &ctx.limits)?;
+    let tokenizer = Some(ModelTokenizer::from_gguf(&f)?);
+    Ok(Loaded { weights, tokenizer })
 }
 
-/// The token ids a request gives: `ids` (comma-separated or a list).
+/// The token ids a request gives as `ids` (comma-separated or a list).
 ///
 /// # Errors
 /// Neither or both of text and ids; ids that are not whole numbers.
 pub(crate) fn token_ids(text: &Option<String>, ids: &Option<List>) -> Result<Vec<u32>> {
     match (text, ids) {
-        (Some(_), None) => Err(Error::invalid(
-            "--text",
-            "a text",
-            "--ids (the tokenizer is not in this build yet; pass token ids)",
-        )),
+        (Some(_), None) => Err(Error::invalid("--text", "a text", "--ids (no tokenizer)")),
         (None, Some(l)) => {
             l.0.iter()
                 .map(|s| {
@@ -101,11 +162,7 @@ pub(crate) fn token_ids(text: &Option<String>, ids: &Option<List>) -> Result<Vec
             "both --text and --ids",
             "one of them",
         )),
-        (None, None) => Err(Error::invalid(
-            "input",
-            "none",
-            "--ids (token ids of the text)",
-        )),
+        (None, None) => Err(Error::invalid("input", "none", "--text or --ids")),
     }
 }
 

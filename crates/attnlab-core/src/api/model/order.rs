@@ -32,7 +32,7 @@ use crate::{Error, Result};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ModelOrderRequest {
-    /// The checkpoint: a Hugging Face directory.
+    /// The checkpoint: a GGUF file, `smollm2-135m`, or a Hugging Face directory.
     pub model: String,
     /// The text (needs the tokenizer).
     pub text: Option<String>,
@@ -201,7 +201,8 @@ fn depth(w: &LlamaWeights<f32>, ids: &[u32], pids: &[u32], pos: PosChoice) -> Re
 /// Bad model, ids or permutation; fewer than 3 tokens (a prefix of at least two is needed);
 /// budgets over the limits.
 pub fn run(r: &ModelOrderRequest, ctx: &Context) -> Result<ModelOrderReport> {
-    let ids = super::token_ids(&r.text, &r.ids)?;
+    let m = super::load(&r.model, ctx)?;
+    let ids = m.ids(&r.text, &r.ids, ctx)?;
     let n = ids.len();
     if n < 3 {
         return Err(Error::invalid(
@@ -236,8 +237,8 @@ pub fn run(r: &ModelOrderRequest, ctx: &Context) -> Result<ModelOrderReport> {
         p.push(n - 1);
         Permutation::new(p)?
     };
-    let w = super::load(&r.model, ctx)?;
-    super::check_length(&w, n)?;
+    let w = &m.weights;
+    super::check_length(w, n)?;
     w.config
         .forward_budget(n, 1, 4)
         .repeated(8)
@@ -261,8 +262,8 @@ pub fn run(r: &ModelOrderRequest, ctx: &Context) -> Result<ModelOrderReport> {
         let tv = 0.5 * pa.iter().zip(&pb).map(|(x, y)| (x - y).abs()).sum::<f64>();
         distributions.push(Distributions {
             pos,
-            text_top: super::top_entries(a.logits.row(0), r.top),
-            permuted_top: super::top_entries(b.logits.row(0), r.top),
+            text_top: m.top(a.logits.row(0), r.top),
+            permuted_top: m.top(b.logits.row(0), r.top),
             total_variation: tv,
         });
         ctx.check_cancelled("model order")?;
@@ -286,8 +287,8 @@ pub fn run(r: &ModelOrderRequest, ctx: &Context) -> Result<ModelOrderReport> {
         equivariant: err <= tol,
     };
     let depth = vec![
-        depth(&w, &ids, &prefix_ids, PosChoice::None)?,
-        depth(&w, &ids, &prefix_ids, PosChoice::Rope)?,
+        depth(w, &ids, &prefix_ids, PosChoice::None)?,
+        depth(w, &ids, &prefix_ids, PosChoice::Rope)?,
     ];
     Ok(ModelOrderReport {
         model: r.model.clone(),

@@ -14,7 +14,7 @@ use crate::{Error, Result};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ModelPredictRequest {
-    /// The checkpoint: a Hugging Face directory.
+    /// The checkpoint: a GGUF file, `smollm2-135m`, or a Hugging Face directory.
     pub model: String,
     /// The text (needs the tokenizer).
     pub text: Option<String>,
@@ -47,6 +47,8 @@ pub struct ModelPredictReport {
     pub architecture: String,
     /// The token ids run.
     pub ids: Vec<u32>,
+    /// Their vocabulary entries, when the checkpoint has a tokenizer.
+    pub pieces: Option<Vec<String>>,
     /// Rotation on or off.
     pub pos: PosChoice,
     /// The most likely next tokens, most likely first.
@@ -77,11 +79,12 @@ pub fn budget(_r: &ModelPredictRequest) -> Budget {
 /// Bad model path or ids, a text beyond the trained context, `top` outside 1 … vocabulary,
 /// the forward's budget over the limits.
 pub fn run(r: &ModelPredictRequest, ctx: &Context) -> Result<ModelPredictReport> {
-    let ids = super::token_ids(&r.text, &r.ids)?;
     if r.top == 0 {
         return Err(Error::invalid("--top", 0, "at least 1"));
     }
-    let w = super::load(&r.model, ctx)?;
+    let m = super::load(&r.model, ctx)?;
+    let ids = m.ids(&r.text, &r.ids, ctx)?;
+    let w = &m.weights;
     if r.top > w.config.vocab {
         return Err(Error::invalid(
             "--top",
@@ -89,7 +92,7 @@ pub fn run(r: &ModelPredictRequest, ctx: &Context) -> Result<ModelPredictReport>
             format!("at most the vocabulary size {}", w.config.vocab),
         ));
     }
-    super::check_length(&w, ids.len())?;
+    super::check_length(w, ids.len())?;
     w.config
         .forward_budget(ids.len(), 1, 4)
         .check("the forward pass", &ctx.limits)?;
@@ -104,7 +107,12 @@ pub fn run(r: &ModelPredictRequest, ctx: &Context) -> Result<ModelPredictReport>
     Ok(ModelPredictReport {
         model: r.model.clone(),
         architecture: w.config.arch.name().into(),
-        top: super::top_entries(out.logits.row(0), r.top),
+        top: m.top(out.logits.row(0), r.top),
+        pieces: m.tokenizer.as_ref().map(|_| {
+            ids.iter()
+                .map(|&i| m.piece(i).unwrap_or_default())
+                .collect()
+        }),
         ids,
         pos: r.pos,
     })
