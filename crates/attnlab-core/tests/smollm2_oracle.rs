@@ -60,11 +60,10 @@ fn prompts() -> Vec<String> {
     let spec = std::fs::read_dir(&root)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
+        .find(|p| {
             p.file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with("000_"))
         })
-        .next()
         .unwrap();
     std::fs::read_to_string(spec)
         .unwrap()
