@@ -24,7 +24,7 @@ pub enum ModelCommand {
 #[derive(Debug, clap::Args)]
 pub struct PredictArgs {
     /// The checkpoint: a GGUF file, smollm2-135m (the cached SmolLM2, see scripts/fetch-smollm2), or a Hugging Face directory (config.json, *.safetensors, tokenizer.json).
-    #[arg(long)]
+    #[arg(long, default_value = "")]
     pub model: String,
     /// The text, tokenized by the model's tokenizer (no BOS token added).
     #[arg(long, conflicts_with = "ids")]
@@ -47,7 +47,7 @@ pub struct PredictArgs {
 #[derive(Debug, clap::Args)]
 pub struct OrderArgs {
     /// The checkpoint: a GGUF file, smollm2-135m (the cached SmolLM2, see scripts/fetch-smollm2), or a Hugging Face directory (config.json, *.safetensors, tokenizer.json).
-    #[arg(long)]
+    #[arg(long, default_value = "")]
     pub model: String,
     /// The text, tokenized by the model's tokenizer (no BOS token added).
     #[arg(long, conflicts_with = "ids")]
