@@ -21,6 +21,7 @@
 //! | fixed blocks (`E`, `Wq`, `Wk`, `Wv`, `Wo`, `X`) from files | [`blocks`] |
 //! | a real trained model: GGUF files, dequantization, its tokenizer, its numbers | [`model`] |
 //! | floating-point types and emulated precisions | [`numeric`] |
+//! | a real trained model: the Llama-family forward and its checkpoint readers | [`model`] |
 //! | phases m·ω reduced against the true 2π (shared by positions and spectra) | [`phase`] |
 //!
 //! | the request → report contract every front end shares (`run(&Request) -> Report`) | [`api`] |

@@ -301,6 +301,10 @@ commands! {
     ModelInfo / model_info = "model info" => model::info::{InfoRequest, InfoReport},
     /// `attnlab model tokenize`.
     ModelTokenize / model_tokenize = "model tokenize" => model::tokenize::{TokenizeRequest, TokenizeReport},
+    /// `attnlab model predict`.
+    ModelPredict / model_predict = "model predict" => model::predict::{ModelPredictRequest, ModelPredictReport},
+    /// `attnlab model order`.
+    ModelOrder / model_order = "model order" => model::order::{ModelOrderRequest, ModelOrderReport},
 }
 
 /// Runs one request with the default context (no progress, no cancellation, files allowed).

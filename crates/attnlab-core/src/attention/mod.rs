@@ -524,6 +524,145 @@ fn fused_forward<F: Real>(
     Ok(AttentionOutput { output, weights })
 }
 
+/// Grouped-query attention on given projections, on the fused kernel: `q` is n × (heads·dk),
+/// `k` is n × (kv_heads·dk), `v` is n × (kv_heads·dv); query head `h` attends with key/value head
+/// `h / (heads / kv_heads)` (each K/V head shared by a group of consecutive query heads, as
+/// Llama-family models do). Returns the heads' outputs concatenated, n × (heads·dv), without an
+/// output projection. Scores are `q·k/√dk`; with [`Mask::Causal`] query `i` sees keys `j ≤ i`.
+///
+/// ```
+/// use attnlab_core::attention::{grouped_attention, Mask};
+/// use ndarray::array;
+/// let q = array![[1.0f64, 0.0], [0.0, 1.0]];
+/// let out = grouped_attention(q.view(), q.view(), q.view(), 1, 1, Mask::Causal).unwrap();
+/// assert_eq!(out.row(0).to_vec(), vec![1.0, 0.0]); // the first query sees only itself
+/// ```
+///
+/// # Errors
+/// Zero heads, `heads` not a multiple of `kv_heads`, widths not divisible by the head counts, or
+/// row counts that differ.
+pub fn grouped_attention<T: Real>(
+    q: ArrayView2<T>,
+    k: ArrayView2<T>,
+    v: ArrayView2<T>,
+    heads: usize,
+    kv_heads: usize,
+    mask: Mask,
+) -> Result<Array2<T>> {
+    let n = q.nrows();
+    if heads == 0 || kv_heads == 0 || !heads.is_multiple_of(kv_heads) {
+        return Err(Error::invalid(
+            "head counts",
+            format!("{heads} query heads, {kv_heads} key/value heads"),
+            "at least 1 of each, query heads a multiple of key/value heads",
+        ));
+    }
+    if n == 0 || k.nrows() != n || v.nrows() != n {
+        return Err(Error::shape(
+            "grouped attention",
+            "Q, K, V with the same number (≥ 1) of rows",
+            format!("{}, {}, {} rows", n, k.nrows(), v.nrows()),
+        ));
+    }
+    if !q.ncols().is_multiple_of(heads)
+        || !k.ncols().is_multiple_of(kv_heads)
+        || !v.ncols().is_multiple_of(kv_heads)
+        || q.ncols() / heads != k.ncols() / kv_heads
+    {
+        return Err(Error::shape(
+            "grouped attention",
+            format!("Q n×({heads}·dk), K n×({kv_heads}·dk), V n×({kv_heads}·dv)"),
+            format!("Q n×{}, K n×{}, V n×{}", q.ncols(), k.ncols(), v.ncols()),
+        ));
+    }
+    if TypeId::of::<T>() == TypeId::of::<f32>() {
+        let o = grouped_fused::<f32>(
+            same_view(q),
+            same_view(k),
+            same_view(v),
+            heads,
+            kv_heads,
+            mask,
+        );
+        Ok(*(Box::new(o) as Box<dyn Any>)
+            .downcast::<Array2<T>>()
+            .expect("T = f32"))
+    } else if TypeId::of::<T>() == TypeId::of::<f64>() {
+        let o = grouped_fused::<f64>(
+            same_view(q),
+            same_view(k),
+            same_view(v),
+            heads,
+            kv_heads,
+            mask,
+        );
+        Ok(*(Box::new(o) as Box<dyn Any>)
+            .downcast::<Array2<T>>()
+            .expect("T = f64"))
+    } else {
+        Err(Error::invalid("attention dtype", T::NAME, "f32 or f64"))
+    }
+}
+
+fn grouped_fused<F: Float>(
+    q: ArrayView2<F>,
+    k: ArrayView2<F>,
+    v: ArrayView2<F>,
+    heads: usize,
+    kv_heads: usize,
+    mask: Mask,
+) -> Array2<F> {
+    use rayon::prelude::*;
+    let n = q.nrows();
+    let dk = q.ncols() / heads;
+    let dv = v.ncols() / kv_heads;
+    let group = heads / kv_heads;
+    let packed: Vec<(Vec<F>, Vec<F>)> = (0..kv_heads)
+        .into_par_iter()
+        .map(|g| {
+            let (mut kp, mut vtp) = (Vec::new(), Vec::new());
+            kernel::pack_a(k.slice(s![.., g * dk..(g + 1) * dk]), &mut kp);
+            kernel::pack_a(v.slice(s![.., g * dv..(g + 1) * dv]).t(), &mut vtp);
+            (kp, vtp)
+        })
+        .collect();
+    let inv_scale = F::one() / F::from_f64(dk as f64).sqrt();
+    let head_ops: Vec<kernel::Head<'_, F>> = (0..heads)
+        .map(|hd| {
+            let (kp, vtp) = &packed[hd / group];
+            kernel::Head {
+                q: q.slice_move(s![.., hd * dk..(hd + 1) * dk]),
+                kp: kp.clone(),
+                vtp: vtp.clone(),
+                n,
+                dk,
+                dv,
+                causal: mask == Mask::Causal,
+                inv_scale,
+            }
+        })
+        .collect();
+    let tiles = n.div_ceil(kernel::BQ);
+    let outs: Vec<Vec<F>> = (0..heads * tiles)
+        .into_par_iter()
+        .map(|task| {
+            let (hd, t) = (task / tiles, task % tiles);
+            let i0 = t * kernel::BQ;
+            kernel::forward_tile(&head_ops[hd], i0, (i0 + kernel::BQ).min(n))
+        })
+        .collect();
+    let mut concat = Array2::<F>::zeros((n, heads * dv));
+    for (task, o) in outs.iter().enumerate() {
+        let (hd, i0) = (task / tiles, (task % tiles) * kernel::BQ);
+        let rows = o.len() / dv;
+        let block = ArrayView2::from_shape((rows, dv), &o[..]).expect("rows × dv");
+        concat
+            .slice_mut(s![i0..i0 + rows, hd * dv..(hd + 1) * dv])
+            .assign(&block);
+    }
+    concat
+}
+
 /// Applies the query/key hook to one head's `n × dk` block and checks the shape it returns.
 fn hooked<F: Real>(
     f: &dyn Fn(ArrayView2<F>) -> Result<Array2<F>>,

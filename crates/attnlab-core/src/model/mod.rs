@@ -8,6 +8,8 @@
 //!   merges, or a Hugging Face `tokenizer.json`): text → ids and pieces.
 //! * [`ModelInfo`] — the architecture numbers a forward needs, read from the metadata.
 //! * [`locate`] — `--model smollm2-135m` → the cached file.
+//! * [`llama`] — the Llama-family forward (llama, mistral, qwen2, qwen3) on [`llama::LlamaWeights`],
+//!   which the loaders fill: [`hf`] (a Hugging Face directory) and [`gguf_weights`] (a GGUF file).
 //!
 //! ```no_run
 //! use attnlab_core::model::{gguf::GgufFile, ModelInfo};
@@ -20,7 +22,10 @@
 //! ```
 
 pub mod gguf;
+pub mod gguf_weights;
 pub mod gguf_write;
+pub mod hf;
+pub mod llama;
 pub mod locate;
 pub mod quant;
 pub mod tokenizer;

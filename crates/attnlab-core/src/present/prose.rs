@@ -4,6 +4,7 @@
 
 pub mod course;
 pub mod engines;
+pub mod model;
 pub mod rope;
 pub mod session;
 

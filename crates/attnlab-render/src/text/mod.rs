@@ -83,4 +83,10 @@ impl ReportVisitor for Text {
     fn model_tokenize(self, r: &api::model::tokenize::TokenizeReport) -> String {
         model::tokenize(r)
     }
+    fn model_predict(self, r: &api::model::predict::ModelPredictReport) -> String {
+        model::predict(r)
+    }
+    fn model_order(self, r: &api::model::order::ModelOrderReport) -> String {
+        model::order(r)
+    }
 }

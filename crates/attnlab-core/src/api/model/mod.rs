@@ -1,9 +1,12 @@
-//! `attnlab model …`: a real trained model's file, tokenizer and numbers (issue 18).
+//! `attnlab model …`: a real trained model's file, tokenizer and numbers (issue 18), and the
+//! Llama-family forward on it ([`crate::model::llama`]): `predict`, `order`.
 //!
 //! Every command names its model with `model` (`--model`): a path to a GGUF file, or a known
 //! name (`smollm2-135m`) resolved in the model cache ([`crate::model::locate`]).
 
 pub mod info;
+pub mod order;
+pub mod predict;
 pub mod tokenize;
 
 use crate::api::Context;
@@ -36,4 +39,219 @@ pub fn open(model: &str, ctx: &Context) -> Result<GgufFile> {
         ));
     }
     GgufFile::open(&path, &ctx.limits)
+}
+
+
+use serde::{Deserialize, Serialize};
+
+use super::value::List;
+use crate::model::gguf_weights::QkRows;
+use crate::model::llama::{LlamaWeights, Positions};
+use crate::model::tokenizer::ModelTokenizer;
+
+crate::choice! {
+    /// Whether the model rotates queries and keys.
+    #[derive(Default)]
+    pub enum PosChoice("pos") {
+        #[default]
+        /// RoPE as trained.
+        Rope = "rope",
+        /// The same model with the rotation removed (cos = 1, sin = 0 in every layer).
+        None = "none",
+    }
+}
+
+impl PosChoice {
+    /// The forward's positions.
+    pub fn positions(self) -> Positions {
+        match self {
+            PosChoice::Rope => Positions::Rope,
+            PosChoice::None => Positions::None,
+        }
+    }
+}
+
+/// A loaded checkpoint: its weights and, when it has one, its tokenizer.
+pub(crate) struct Loaded {
+    pub weights: LlamaWeights<f32>,
+    pub tokenizer: Option<ModelTokenizer>,
+}
+
+impl Loaded {
+    /// The token ids of a request: the text tokenized (no BOS added, as transformers'
+    /// `add_special_tokens=False`), or the ids given.
+    pub fn ids(
+        &self,
+        text: &Option<String>,
+        ids: &Option<List>,
+        ctx: &Context,
+    ) -> Result<Vec<u32>> {
+        match (text, ids) {
+            (Some(t), None) => {
+                let tok = self.tokenizer.as_ref().ok_or_else(|| {
+                    Error::invalid(
+                        "--text",
+                        "a text",
+                        "--ids: this checkpoint has no tokenizer (tokenizer.json)",
+                    )
+                })?;
+                let v: Vec<u32> = tok
+                    .encode(t, &ctx.limits)?
+                    .into_iter()
+                    .map(|t| t.id)
+                    .collect();
+                if v.is_empty() {
+                    return Err(Error::invalid(
+                        "--text",
+                        "a text with no tokens",
+                        "a text of at least one token",
+                    ));
+                }
+                Ok(v)
+            }
+            _ => token_ids(text, ids),
+        }
+    }
+
+    /// The vocabulary entry of an id, when there is a tokenizer.
+    pub fn piece(&self, id: u32) -> Option<String> {
+        self.tokenizer.as_ref().and_then(|t| t.piece(id).ok())
+    }
+
+    /// Top entries with their pieces.
+    pub fn top(&self, row: ndarray::ArrayView1<f32>, k: usize) -> Vec<TopEntry> {
+        let mut v = top_entries(row, k);
+        for e in &mut v {
+            e.piece = self.piece(e.id);
+        }
+        v
+    }
+}
+
+/// Loads the checkpoint a request names (files only when the context allows them): a GGUF file
+/// (or a known name such as `smollm2-135m`, found in the model cache) or a Hugging Face
+/// directory.
+///
+/// # Errors
+/// No path, files not allowed, or the loaders' errors.
+pub(crate) fn load(model: &str, ctx: &Context) -> Result<Loaded> {
+    if model.trim().is_empty() {
+        return Err(Error::invalid(
+            "--model",
+            "none",
+            "a GGUF file, smollm2-135m, or a Hugging Face checkpoint directory",
+        ));
+    }
+    if !ctx.allow_files {
+        return Err(Error::invalid(
+            "--model",
+            crate::present::text::shorten(model),
+            "no file path here (this front end does not read files)",
+        ));
+    }
+    let path = crate::model::locate::resolve(model)?;
+    if crate::model::hf::is_checkpoint_dir(&path) {
+        let weights = crate::model::hf::load(&path, &ctx.limits)?;
+        let tj = path.join("tokenizer.json");
+        let tokenizer = if tj.is_file() {
+            Some(ModelTokenizer::from_json(&tj, &ctx.limits)?)
+        } else {
+            None
+        };
+        return Ok(Loaded { weights, tokenizer });
+    }
+    let f = crate::model::gguf::GgufFile::open(&path, &ctx.limits)?;
+    let weights = crate::model::gguf_weights::load(&f, QkRows::HalfSplit, &ctx.limits)?;
+    let tokenizer = Some(ModelTokenizer::from_gguf(&f)?);
+    Ok(Loaded { weights, tokenizer })
+}
+
+/// The token ids a request gives as `ids` (comma-separated or a list).
+///
+/// # Errors
+/// Neither or both of text and ids; ids that are not whole numbers.
+pub(crate) fn token_ids(text: &Option<String>, ids: &Option<List>) -> Result<Vec<u32>> {
+    match (text, ids) {
+        (Some(_), None) => Err(Error::invalid("--text", "a text", "--ids (no tokenizer)")),
+        (None, Some(l)) => {
+            l.0.iter()
+                .map(|s| {
+                    s.trim().parse::<u32>().map_err(|_| {
+                        Error::invalid(
+                            "token id",
+                            crate::present::text::shorten(s),
+                            "a whole number ≥ 0",
+                        )
+                    })
+                })
+                .collect::<Result<Vec<u32>>>()
+                .and_then(|v| {
+                    if v.is_empty() {
+                        Err(Error::invalid("--ids", "none", "at least one token id"))
+                    } else {
+                        Ok(v)
+                    }
+                })
+        }
+        (Some(_), Some(_)) => Err(Error::invalid(
+            "input",
+            "both --text and --ids",
+            "one of them",
+        )),
+        (None, None) => Err(Error::invalid("input", "none", "--text or --ids")),
+    }
+}
+
+/// Refuses texts beyond the trained context (the model never saw such positions) and the
+/// sliding window (not implemented: every key is attended).
+///
+/// # Errors
+/// As described.
+pub(crate) fn check_length(w: &LlamaWeights<f32>, n: usize) -> Result<()> {
+    if let Some(ctx) = w.config.context_length {
+        if n > ctx {
+            return Err(Error::invalid(
+                "text length",
+                format!("{n} tokens"),
+                format!("at most the trained context of {ctx} tokens"),
+            ));
+        }
+    }
+    if let Some(win) = w.config.sliding_window {
+        if n > win {
+            return Err(Error::invalid(
+                "text length",
+                format!("{n} tokens"),
+                format!("at most the sliding window of {win} tokens (longer texts would need the window mask)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One entry of a next-token distribution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopEntry {
+    /// Token id.
+    pub id: u32,
+    /// The token's text, when a tokenizer is available.
+    pub piece: Option<String>,
+    /// Its logit.
+    pub logit: f64,
+    /// Its softmax probability.
+    pub prob: f64,
+}
+
+/// The `k` most likely next tokens of a logits row.
+pub(crate) fn top_entries(row: ndarray::ArrayView1<f32>, k: usize) -> Vec<TopEntry> {
+    let probs = crate::model::llama::softmax_f64(row);
+    crate::model::llama::top_k(row, k)
+        .into_iter()
+        .map(|(id, logit)| TopEntry {
+            id: id as u32,
+            piece: None,
+            logit,
+            prob: probs[id],
+        })
+        .collect()
 }

@@ -1,0 +1,203 @@
+//! A GGUF file's tensors → [`LlamaWeights`] (dequantized to f32).
+//!
+//! ggml's dims are `[in, out]` with `in` varying fastest, so a tensor's values are `out` rows of
+//! `in` — the same `out × in` matrix a Hugging Face checkpoint stores.
+//!
+//! **q/k rows.** llama.cpp's converter permutes the rows of `attn_q` / `attn_k` of llama-family
+//! (llama, mistral) checkpoints so that its adjacent-pair rotation reproduces Hugging Face's
+//! half-split one (qwen2 and qwen3 use llama.cpp's NeoX rotation and are not permuted).
+//! [`QkRows::HalfSplit`] undoes the permutation ([`unpermute_rows`], as transformers'
+//! `_reverse_permute_weights` does; `attn_k` with the KV head count) and rotates halves;
+//! [`QkRows::AsStored`] keeps the stored rows and rotates adjacent pairs. The two are one rotation
+//! up to a fixed permutation of each head's coordinates, so they give the same scores (tested on
+//! the real checkpoint).
+
+use ndarray::{Array1, Array2};
+
+use super::gguf::GgufFile;
+use super::llama::{unpermute_rows, Arch, LayerWeights, LlamaConfig, LlamaWeights};
+use super::ModelInfo;
+use crate::limits::{self, Limits};
+use crate::position::frequencies::RotaryFrequencies;
+use crate::position::rotary::Layout;
+use crate::{Error, Result};
+
+/// How the q/k rows of a llama-family GGUF are used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QkRows {
+    /// Rows put back in Hugging Face's order, half-split rotation (the default).
+    HalfSplit,
+    /// Rows as llama.cpp stores them, adjacent-pair rotation.
+    AsStored,
+}
+
+fn matrix(f: &GgufFile, name: &str, rows: usize, cols: usize) -> Result<Array2<f32>> {
+    let t = f.tensor(name).ok_or_else(|| {
+        Error::invalid(
+            "model file",
+            format!("no tensor {name}"),
+            "every tensor of the architecture",
+        )
+    })?;
+    if t.dims != [limits::u(cols), limits::u(rows)] {
+        return Err(Error::shape(
+            format!("tensor {name}"),
+            format!("dims [{cols}, {rows}]"),
+            format!("{:?}", t.dims),
+        ));
+    }
+    let v = f.tensor_f32(name)?;
+    Array2::from_shape_vec((rows, cols), v)
+        .map_err(|e| Error::shape(format!("tensor {name}"), format!("{rows}×{cols}"), e))
+}
+
+fn vector(f: &GgufFile, name: &str, len: usize) -> Result<Array1<f32>> {
+    let t = f.tensor(name).ok_or_else(|| {
+        Error::invalid(
+            "model file",
+            format!("no tensor {name}"),
+            "every tensor of the architecture",
+        )
+    })?;
+    if t.dims != [limits::u(len)] {
+        return Err(Error::shape(
+            format!("tensor {name}"),
+            format!("dims [{len}]"),
+            format!("{:?}", t.dims),
+        ));
+    }
+    Ok(Array1::from(f.tensor_f32(name)?))
+}
+
+fn opt_vector(f: &GgufFile, name: &str, len: usize) -> Result<Option<Array1<f32>>> {
+    if f.tensor(name).is_some() {
+        vector(f, name, len).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+fn usize_of(what: &str, v: u64) -> Result<usize> {
+    usize::try_from(v).map_err(|_| Error::invalid(what, v, "a size this machine can address"))
+}
+
+/// The forward's configuration from a GGUF's metadata.
+///
+/// # Errors
+/// An unsupported architecture (named, with the list), scaled rope metadata, sizes that do not fit.
+pub fn config(f: &GgufFile, qk: QkRows) -> Result<LlamaConfig> {
+    let info = ModelInfo::from_gguf(f)?;
+    info.require_supported()?;
+    let arch = Arch::parse(&info.architecture)?;
+    if !info.rope.scaling.is_empty() || info.rope.rope_freqs_tensor {
+        return Err(Error::invalid(
+            "rope metadata",
+            "rope scaling",
+            "plain RoPE (scaled rope types are audited by `rope audit`, not run by the forward)",
+        ));
+    }
+    let head_dim = usize_of("head dimension", info.head_dim)?;
+    let rot = usize_of("rope dimension count", info.rope.dimension_count)?;
+    let freqs = RotaryFrequencies::from_base(info.rope.freq_base, rot)?;
+    let permuted = matches!(arch, Arch::Llama | Arch::Mistral);
+    let layout = match (permuted, qk) {
+        (true, QkRows::AsStored) => Layout::Interleaved,
+        _ => Layout::HalfSplit,
+    };
+    let c = LlamaConfig {
+        arch,
+        layers: usize_of("layers", info.layers)?,
+        dim: usize_of("embedding width", info.embedding)?,
+        heads: usize_of("heads", info.heads)?,
+        kv_heads: usize_of("key/value heads", info.kv_heads)?,
+        head_dim,
+        ffn_dim: usize_of("MLP width", info.feed_forward)?,
+        vocab: usize_of("vocabulary", info.vocab)?,
+        rms_eps: info.rms_norm_eps.unwrap_or(1e-5),
+        inv_freq: freqs.inv_freq_f32.iter().map(|&w| f64::from(w)).collect(),
+        rope_attention_factor: 1.0,
+        rope_layout: layout,
+        context_length: usize::try_from(info.context_length).ok().filter(|&c| c > 0),
+        sliding_window: None,
+        tied: info.tied_embeddings,
+    };
+    c.validate()?;
+    Ok(c)
+}
+
+/// Loads every tensor (dequantized to f32) into the forward's weights.
+///
+/// # Errors
+/// See [`config`]; the f32 weights over the memory limit (checked before any tensor is read);
+/// missing tensors or dims that differ from the metadata.
+pub fn load(f: &GgufFile, qk: QkRows, limits: &Limits) -> Result<LlamaWeights<f32>> {
+    let c = config(f, qk)?;
+    limits.check_memory(
+        format!("the model's weights in f32 ({} parameters)", c.parameters()),
+        c.parameters().saturating_mul(4),
+    )?;
+    let permuted = matches!(c.arch, Arch::Llama | Arch::Mistral) && qk == QkRows::HalfSplit;
+    let (d, q, kv, ff, hd) = (
+        c.dim,
+        c.heads * c.head_dim,
+        c.kv_heads * c.head_dim,
+        c.ffn_dim,
+        c.head_dim,
+    );
+    let fix = |m: Array2<f32>, heads: usize| -> Result<Array2<f32>> {
+        if permuted {
+            unpermute_rows(m.view(), heads)
+        } else {
+            Ok(m)
+        }
+    };
+    let fix_v = |v: Option<Array1<f32>>, heads: usize| -> Result<Option<Array1<f32>>> {
+        match v {
+            Some(v) if permuted => {
+                let n = v.len();
+                let col = v.into_shape_with_order((n, 1)).expect("n × 1");
+                Ok(Some(
+                    unpermute_rows(col.view(), heads)?
+                        .into_shape_with_order(n)
+                        .expect("n"),
+                ))
+            }
+            other => Ok(other),
+        }
+    };
+    let mut layers = Vec::with_capacity(c.layers);
+    for i in 0..c.layers {
+        let p = |s: &str| format!("blk.{i}.{s}");
+        layers.push(LayerWeights {
+            attn_norm: vector(f, &p("attn_norm.weight"), d)?,
+            wq: fix(matrix(f, &p("attn_q.weight"), q, d)?, c.heads)?,
+            wk: fix(matrix(f, &p("attn_k.weight"), kv, d)?, c.kv_heads)?,
+            wv: matrix(f, &p("attn_v.weight"), kv, d)?,
+            wo: matrix(f, &p("attn_output.weight"), d, q)?,
+            bq: fix_v(opt_vector(f, &p("attn_q.bias"), q)?, c.heads)?,
+            bk: fix_v(opt_vector(f, &p("attn_k.bias"), kv)?, c.kv_heads)?,
+            bv: opt_vector(f, &p("attn_v.bias"), kv)?,
+            bo: opt_vector(f, &p("attn_output.bias"), d)?,
+            q_norm: opt_vector(f, &p("attn_q_norm.weight"), hd)?,
+            k_norm: opt_vector(f, &p("attn_k_norm.weight"), hd)?,
+            ffn_norm: vector(f, &p("ffn_norm.weight"), d)?,
+            w_gate: matrix(f, &p("ffn_gate.weight"), ff, d)?,
+            w_up: matrix(f, &p("ffn_up.weight"), ff, d)?,
+            w_down: matrix(f, &p("ffn_down.weight"), d, ff)?,
+        });
+    }
+    let output = if c.tied {
+        None
+    } else {
+        Some(matrix(f, "output.weight", c.vocab, d)?)
+    };
+    let w = LlamaWeights {
+        embed: matrix(f, "token_embd.weight", c.vocab, d)?,
+        final_norm: vector(f, "output_norm.weight", d)?,
+        layers,
+        output,
+        config: c,
+    };
+    w.validate()?;
+    Ok(w)
+}
