@@ -67,7 +67,7 @@ pub fn plane_first_difference(a_e: f64, w_e: f64, a_r: f64, w_r: f64, seq_len: u
         return None;
     }
     let x = 2.0 * s2.sqrt().asin() / dw;
-    if !(x < seq_len as f64) {
+    if x.is_nan() || x >= seq_len as f64 {
         return None;
     }
     let m = x.floor() as u64 + 1;
