@@ -75,12 +75,9 @@ pub enum Command {
     /// Rotary position embeddings: the relative-position identity, scores, periods, resolution, audits.
     #[command(subcommand)]
     Rope(rope::RopeCommand),
-    /// A real trained checkpoint: next-token prediction and where token order enters.
-    #[command(subcommand)]
-    Model(model::ModelCommand),
     /// The complete next-token prediction: tokens → embeddings → causal attention → readout → softmax.
     Predict(predict::PredictArgs),
-    /// A real trained model (GGUF): what its file says, and its tokenizer on a real embedding table.
+    /// A real trained model (GGUF or a Hugging Face directory): its file, its tokenizer on a real embedding table, next-token prediction, and where token order enters.
     #[command(subcommand)]
     Model(model::ModelCommand),
     /// The prediction-first practical: predict each result, then see it computed (progress is kept).
@@ -139,7 +136,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Equivariance(a) => equivariance::run(a),
         Command::Embed(a) => embed::run(a),
         Command::Rope(cmd) => rope::run(cmd),
-        Command::Model(cmd) => model::run(cmd),
         Command::Predict(a) => predict::run(a),
         Command::Session(a) => session::run(a),
         Command::Model(cmd) => model::run(cmd),

@@ -575,36 +575,11 @@ pub fn grouped_attention<T: Real>(
             format!("Q n×{}, K n×{}, V n×{}", q.ncols(), k.ncols(), v.ncols()),
         ));
     }
-    if TypeId::of::<T>() == TypeId::of::<f32>() {
-        let o = grouped_fused::<f32>(
-            same_view(q),
-            same_view(k),
-            same_view(v),
-            heads,
-            kv_heads,
-            mask,
-        );
-        Ok(*(Box::new(o) as Box<dyn Any>)
-            .downcast::<Array2<T>>()
-            .expect("T = f32"))
-    } else if TypeId::of::<T>() == TypeId::of::<f64>() {
-        let o = grouped_fused::<f64>(
-            same_view(q),
-            same_view(k),
-            same_view(v),
-            heads,
-            kv_heads,
-            mask,
-        );
-        Ok(*(Box::new(o) as Box<dyn Any>)
-            .downcast::<Array2<T>>()
-            .expect("T = f64"))
-    } else {
-        Err(Error::invalid("attention dtype", T::NAME, "f32 or f64"))
-    }
+    // `Real` requires the kernel's `Float`, so the fused kernel runs in `T` itself.
+    Ok(grouped_fused::<T>(q, k, v, heads, kv_heads, mask))
 }
 
-fn grouped_fused<F: Float>(
+fn grouped_fused<F: Real>(
     q: ArrayView2<F>,
     k: ArrayView2<F>,
     v: ArrayView2<F>,

@@ -41,7 +41,6 @@ pub fn open(model: &str, ctx: &Context) -> Result<GgufFile> {
     GgufFile::open(&path, &ctx.limits)
 }
 
-
 use serde::{Deserialize, Serialize};
 
 use super::value::List;
