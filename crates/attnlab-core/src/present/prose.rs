@@ -3,8 +3,6 @@
 //! The course commands' sentences are in [`course`].
 
 pub mod course;
-pub mod engines;
-pub mod model;
 pub mod rope;
 pub mod session;
 

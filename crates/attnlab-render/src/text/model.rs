@@ -3,12 +3,12 @@
 use std::fmt::Write;
 
 use attnlab_core::api::model::info::InfoReport;
+use attnlab_core::api::model::order::prose;
 use attnlab_core::api::model::order::ModelOrderReport;
 use attnlab_core::api::model::predict::ModelPredictReport;
 use attnlab_core::api::model::tokenize::TokenizeReport;
 use attnlab_core::api::model::TopEntry;
 use attnlab_core::present::number::{bytes, format, short, short_f32, Style};
-use attnlab_core::present::prose;
 use attnlab_core::present::text::shorten;
 
 use super::table::table;
@@ -254,7 +254,7 @@ pub fn order(r: &ModelOrderReport) -> String {
         r.perm,
         r.prefix_perm
     );
-    for s in prose::model::order(r) {
+    for s in prose::order(r) {
         let _ = writeln!(out, "{s}");
     }
     let mut t = table(&["layer", "change, no RoPE", "change, RoPE", "tolerance"]);

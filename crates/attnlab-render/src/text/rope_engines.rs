@@ -1,8 +1,8 @@
 use std::fmt::Write;
 
+use attnlab_core::api::rope::engines::prose;
 use attnlab_core::api::rope::engines::EnginesReport;
 use attnlab_core::present::number::{sci, short, sig};
-use attnlab_core::present::prose::engines as prose;
 
 use super::rope_common::notes;
 use super::table::table;

@@ -15,6 +15,9 @@
 //! * The next-token distributions of the text and of its permutation (default: the reversal), with
 //!   and without RoPE, and their total-variation distance.
 
+/// The sentences of this report (the report boundary writes them from the typed values).
+pub mod prose;
+
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 

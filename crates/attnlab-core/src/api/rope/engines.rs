@@ -2,6 +2,9 @@
 //! SGLang and llama.cpp (through the GGUF conversion rules) each rotate with, and where they
 //! part (a report: exit 0 whatever it finds).
 
+/// The sentences of this report (the report boundary writes them from the typed values).
+pub mod prose;
+
 use serde::{Deserialize, Serialize};
 
 use super::ConfigSource;
