@@ -24,7 +24,7 @@
 
 use super::{
     default_inv_freq, longrope_scaling_factor, raw_betas, yarn_factor_cause, yarn_inv_freq, Cause,
-    EngineInput, EngineRope, Outcome, Switching,
+    EngineInput, Outcome, Switching,
 };
 use crate::position::frequencies::{RopeScaling, Yarn};
 use crate::Result;
@@ -50,14 +50,6 @@ fn f32r(x: f64) -> f64 {
 /// `freq_scale = 1.0f / factor` with the factor stored as float32.
 fn freq_scale(factor: f64) -> f64 {
     f64::from(1.0f32 / factor as f32)
-}
-
-fn rotates(inv_freq: Vec<f64>, cos_sin_factor: f64, softmax: f64) -> Outcome {
-    Outcome::Rotates(EngineRope {
-        inv_freq,
-        cos_sin_factor,
-        softmax_scale_multiplier: softmax,
-    })
 }
 
 /// The converter's llama3 `rope_freqs` (one float32 divisor per plane).
@@ -94,17 +86,17 @@ pub fn rope(input: &EngineInput, _seq_len: u64) -> Result<Outcome> {
     let (base, dim) = (input.set.base, input.set.rotary_dim);
     Ok(match &input.set.scaling {
         RopeScaling::Default(_) | RopeScaling::Mrope(_) => {
-            rotates(default_inv_freq(base, dim), 1.0, 1.0)
+            Outcome::rotates(default_inv_freq(base, dim), 1.0, 1.0)
         }
         RopeScaling::Linear(l) => {
             let fs = freq_scale(l.factor);
-            rotates(
+            Outcome::rotates(
                 default_inv_freq(base, dim).into_iter().map(|w| w * fs).collect(),
                 1.0,
                 1.0,
             )
         }
-        RopeScaling::Llama3(l) => rotates(
+        RopeScaling::Llama3(l) => Outcome::rotates(
             default_inv_freq(base, dim)
                 .into_iter()
                 .zip(llama3_rope_freqs(l, base, dim))
@@ -131,9 +123,9 @@ pub fn rope(input: &EngineInput, _seq_len: u64) -> Result<Outcome> {
                 let msd = input.num("mscale_all_dim").unwrap_or(0.0);
                 let m = 1.0 + f32r(0.1 * msd) * (1.0 / fs).ln();
                 // attn_factor = 1/hardwired cancels the hard-wired mscale exactly.
-                rotates(inv, 1.0, m * m)
+                Outcome::rotates(inv, 1.0, m * m)
             } else {
-                rotates(inv, hardwired, 1.0)
+                Outcome::rotates(inv, hardwired, 1.0)
             }
         }
         RopeScaling::Longrope(l) => {
@@ -143,7 +135,7 @@ pub fn rope(input: &EngineInput, _seq_len: u64) -> Result<Outcome> {
             } else {
                 &l.short_factor
             };
-            rotates(
+            Outcome::rotates(
                 default_inv_freq(base, dim)
                     .into_iter()
                     .zip(ext)

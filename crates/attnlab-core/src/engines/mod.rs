@@ -124,6 +124,18 @@ pub enum Outcome {
     NotModelled(String),
 }
 
+impl Outcome {
+    /// The engine rotates with `inv_freq`, multiplies cos/sin by `cos_sin_factor` and the
+    /// softmax scale by `softmax`.
+    pub(crate) fn rotates(inv_freq: Vec<f64>, cos_sin_factor: f64, softmax: f64) -> Outcome {
+        Outcome::Rotates(EngineRope {
+            inv_freq,
+            cos_sin_factor,
+            softmax_scale_multiplier: softmax,
+        })
+    }
+}
+
 /// How an engine chooses its frequencies by length.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -284,6 +296,38 @@ pub fn rope_params(raw: &Value, layer_type: Option<&str>) -> Map<String, Value> 
         Some(Value::Object(m)) => m.clone(),
         _ => params,
     }
+}
+
+/// LongRoPE as vLLM and SGLang write it: `inv[k] = 1/(ext_k·base^(2k/dim))` with `ext` the
+/// long factors when `long` (else the short ones), and the cos/sin factor the config's
+/// `long_mscale`/`short_mscale` or, without it, [`longrope_scaling_factor`]. The engines differ
+/// only in when `long` holds.
+pub(crate) fn longrope(
+    input: &EngineInput,
+    base: f64,
+    dim: usize,
+    l: &crate::position::frequencies::scaling::Longrope,
+    long: bool,
+) -> Outcome {
+    let orig = l.original_max_position_embeddings;
+    let ext = if long {
+        &l.long_factor
+    } else {
+        &l.short_factor
+    };
+    let key = if long { "long_mscale" } else { "short_mscale" };
+    let a = input
+        .num(key)
+        .unwrap_or_else(|| longrope_scaling_factor(input, orig));
+    Outcome::rotates(
+        default_inv_freq(base, dim)
+            .into_iter()
+            .zip(ext)
+            .map(|(w, e)| w / e)
+            .collect(),
+        a,
+        1.0,
+    )
 }
 
 /// `1/base^(2k/dim)` in f64, k = 0..dim/2.

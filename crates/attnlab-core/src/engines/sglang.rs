@@ -21,8 +21,8 @@
 //!   `mrope.py`: transformers' formulas.
 
 use super::{
-    default_inv_freq, longrope_scaling_factor, raw_betas, yarn_factor_cause, yarn_inv_freq, Cause,
-    EngineInput, EngineRope, Outcome, Switching,
+    default_inv_freq, longrope, raw_betas, yarn_factor_cause, yarn_inv_freq, Cause, EngineInput,
+    Outcome, Switching,
 };
 use crate::position::frequencies::{yarn_get_mscale, RopeScaling};
 use crate::Result;
@@ -37,14 +37,6 @@ pub const SOURCES: &[&str] = &[
     "python/sglang/srt/layers/rotary_embedding/rope_variant.py (Phi3LongRoPEScaledRotaryEmbedding, DeepseekScalingRotaryEmbedding, DynamicNTKScalingRotaryEmbedding, Llama3RotaryEmbedding) @ sglang 0.5.23",
     "python/sglang/srt/models/deepseek_v2.py, python/sglang/srt/configs/model_config.py (compute_mla_mscale_scaling) @ sglang 0.5.23",
 ];
-
-fn rotates(inv_freq: Vec<f64>, cos_sin_factor: f64, softmax: f64) -> Outcome {
-    Outcome::Rotates(EngineRope {
-        inv_freq,
-        cos_sin_factor,
-        softmax_scale_multiplier: softmax,
-    })
-}
 
 /// SGLang's static dynamic-NTK base (see the module doc).
 pub(crate) fn dynamic_base(input: &EngineInput, factor: f64) -> f64 {
@@ -71,9 +63,9 @@ pub fn rope(input: &EngineInput, seq_len: u64) -> Result<Outcome> {
     let attn_factor = input.num("attn_factor").unwrap_or(1.0);
     Ok(match &input.set.scaling {
         RopeScaling::Default(_) | RopeScaling::Mrope(_) => {
-            rotates(default_inv_freq(base, dim), 1.0, 1.0)
+            Outcome::rotates(default_inv_freq(base, dim), 1.0, 1.0)
         }
-        RopeScaling::Linear(l) => rotates(
+        RopeScaling::Linear(l) => Outcome::rotates(
             default_inv_freq(base, dim)
                 .into_iter()
                 .map(|w| w / l.factor)
@@ -81,15 +73,15 @@ pub fn rope(input: &EngineInput, seq_len: u64) -> Result<Outcome> {
             1.0,
             1.0,
         ),
-        s @ RopeScaling::Llama3(_) => rotates(s.inv_freq_f64(base, dim, None), 1.0, 1.0),
-        RopeScaling::Dynamic(d) => rotates(
+        s @ RopeScaling::Llama3(_) => Outcome::rotates(s.inv_freq_f64(base, dim, None), 1.0, 1.0),
+        RopeScaling::Dynamic(d) => Outcome::rotates(
             default_inv_freq(dynamic_base(input, d.factor), dim),
             1.0,
             1.0,
         ),
         RopeScaling::Yarn(y) if input.is_deepseek() => {
             let (a, s) = super::vllm::deepseek_factors(input, y.factor);
-            rotates(
+            Outcome::rotates(
                 yarn_inv_freq(
                     base,
                     dim,
@@ -107,7 +99,7 @@ pub fn rope(input: &EngineInput, seq_len: u64) -> Result<Outcome> {
                 (Some(m), Some(md)) => yarn_get_mscale(y.factor, m) / yarn_get_mscale(y.factor, md),
                 _ => yarn_get_mscale(y.factor, 1.0),
             };
-            rotates(
+            Outcome::rotates(
                 yarn_inv_freq(
                     base,
                     dim,
@@ -121,22 +113,7 @@ pub fn rope(input: &EngineInput, seq_len: u64) -> Result<Outcome> {
             )
         }
         RopeScaling::Longrope(l) => {
-            let orig = l.original_max_position_embeddings;
-            let long = long_for(seq_len, orig);
-            let ext = if long { &l.long_factor } else { &l.short_factor };
-            let key = if long { "long_mscale" } else { "short_mscale" };
-            let a = input
-                .num(key)
-                .unwrap_or_else(|| longrope_scaling_factor(input, orig));
-            rotates(
-                default_inv_freq(base, dim)
-                    .into_iter()
-                    .zip(ext)
-                    .map(|(w, e)| w / e)
-                    .collect(),
-                a,
-                1.0,
-            )
+            longrope(input, base, dim, l, long_for(seq_len, l.original_max_position_embeddings))
         }
         RopeScaling::Proportional(_) => Outcome::NotModelled(
             "SGLang 0.5.23 maps proportional to Gemma4RotaryEmbedding, whose formula attnlab does not transcribe".into(),

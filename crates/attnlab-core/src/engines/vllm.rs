@@ -19,8 +19,8 @@
 //! * `llama3_rope.py`, `linear_scaling_rope.py`, `mrope.py`: transformers' formulas.
 
 use super::{
-    default_inv_freq, longrope_scaling_factor, raw_betas, yarn_factor_cause, yarn_inv_freq, Cause,
-    EngineInput, EngineRope, Outcome, Switching,
+    default_inv_freq, longrope, raw_betas, yarn_factor_cause, yarn_inv_freq, Cause, EngineInput,
+    Outcome, Switching,
 };
 use crate::position::frequencies::{yarn_get_mscale, RopeScaling};
 use crate::Result;
@@ -48,14 +48,6 @@ pub(crate) fn deepseek_factors(input: &EngineInput, factor: f64) -> (f64, f64) {
     (cos_sin, s * s)
 }
 
-fn rotates(inv_freq: Vec<f64>, cos_sin_factor: f64, softmax: f64) -> Outcome {
-    Outcome::Rotates(EngineRope {
-        inv_freq,
-        cos_sin_factor,
-        softmax_scale_multiplier: softmax,
-    })
-}
-
 /// vLLM's base for dynamic NTK (static: see the module doc).
 pub(crate) fn dynamic_base(input: &EngineInput, factor: f64) -> f64 {
     let max = input.config.max_position_embeddings.unwrap_or(1) as f64;
@@ -72,9 +64,9 @@ pub fn rope(input: &EngineInput, _seq_len: u64) -> Result<Outcome> {
     let (base, dim) = (input.set.base, input.set.rotary_dim);
     Ok(match &input.set.scaling {
         RopeScaling::Default(_) | RopeScaling::Mrope(_) => {
-            rotates(default_inv_freq(base, dim), 1.0, 1.0)
+            Outcome::rotates(default_inv_freq(base, dim), 1.0, 1.0)
         }
-        RopeScaling::Linear(l) => rotates(
+        RopeScaling::Linear(l) => Outcome::rotates(
             default_inv_freq(base, dim)
                 .into_iter()
                 .map(|w| w / l.factor)
@@ -83,15 +75,15 @@ pub fn rope(input: &EngineInput, _seq_len: u64) -> Result<Outcome> {
             1.0,
         ),
         // llama3_rope.py is transformers' formula line for line.
-        s @ RopeScaling::Llama3(_) => rotates(s.inv_freq_f64(base, dim, None), 1.0, 1.0),
-        RopeScaling::Dynamic(d) => rotates(
+        s @ RopeScaling::Llama3(_) => Outcome::rotates(s.inv_freq_f64(base, dim, None), 1.0, 1.0),
+        RopeScaling::Dynamic(d) => Outcome::rotates(
             default_inv_freq(dynamic_base(input, d.factor), dim),
             1.0,
             1.0,
         ),
         RopeScaling::Yarn(y) if input.is_deepseek() => {
             let (a, s) = deepseek_factors(input, y.factor);
-            rotates(
+            Outcome::rotates(
                 yarn_inv_freq(
                     base,
                     dim,
@@ -114,7 +106,7 @@ pub fn rope(input: &EngineInput, _seq_len: u64) -> Result<Outcome> {
                 }
                 (None, _, _) => yarn_get_mscale(y.factor, 1.0),
             };
-            rotates(
+            Outcome::rotates(
                 yarn_inv_freq(
                     base,
                     dim,
@@ -128,22 +120,7 @@ pub fn rope(input: &EngineInput, _seq_len: u64) -> Result<Outcome> {
             )
         }
         RopeScaling::Longrope(l) => {
-            let orig = l.original_max_position_embeddings;
-            let long = input.served > orig;
-            let ext = if long { &l.long_factor } else { &l.short_factor };
-            let key = if long { "long_mscale" } else { "short_mscale" };
-            let a = input
-                .num(key)
-                .unwrap_or_else(|| longrope_scaling_factor(input, orig));
-            rotates(
-                default_inv_freq(base, dim)
-                    .into_iter()
-                    .zip(ext)
-                    .map(|(w, e)| w / e)
-                    .collect(),
-                a,
-                1.0,
-            )
+            longrope(input, base, dim, l, input.served > l.original_max_position_embeddings)
         }
         RopeScaling::Proportional(_) => Outcome::NotModelled(
             "vLLM 0.33.0 maps proportional to Gemma4RotaryEmbedding, whose formula attnlab does not transcribe".into(),
