@@ -332,7 +332,11 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
         _ => {
             return Err(Error::invalid(
                 "--product",
-                "without one --perm",
+                if req.readout == Readout::None {
+                    "without one --perm"
+                } else {
+                    "with a --readout"
+                },
                 "one --perm and no --readout (the product is f(ΠX) beside Π f(X))",
             ))
         }
