@@ -7,8 +7,9 @@ from transformers in float32 and in float64 (with the rotary cos/sin and RMSNorm
 transformers computes in float32 whatever the model's dtype, evaluated in float64 too).
 
 `gguf FILE OUT.json PROMPT...`: loads the GGUF with transformers (dequantized to float32) and
-writes, per prompt, transformers' token ids, its last-position logits and top-10 ids, and the
-hidden states after layer 0.
+writes, per prompt, transformers' token ids, its last-position logits and top-10 ids, the
+hidden states after layer 0, and the attention weights of layer 2, head 4 (eager attention,
+`output_attentions=True`: the weights every path of transformers computes).
 """
 import json
 import sys
@@ -117,6 +118,14 @@ def from_gguf(path, out, prompts):
         r["text"] = p
         r["ids"] = ids
         cases.append(r)
+    # Attention weights are returned only by the eager implementation (the same model, the
+    # same weights; sdpa above for the logits, as served).
+    model.set_attn_implementation("eager")
+    for c in cases:
+        with torch.no_grad():
+            att = model(torch.tensor([c["ids"]]), output_attentions=True).attentions
+        c["attn_layer"], c["attn_head"] = 2, 4
+        c["attn"] = att[2][0, 4].tolist()
     with open(out, "w") as f:
         json.dump({"cases": cases, "dim": model.config.hidden_size}, f)
 

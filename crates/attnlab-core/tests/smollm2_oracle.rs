@@ -210,5 +210,80 @@ fn smollm2_matches_transformers_on_the_spec_lines() {
             e < layout_tol,
             "layouts differ by {e:e} (tol {layout_tol:e})"
         );
+
+        // One head's attention weights (what `model attention` shows) against transformers'
+        // eager `output_attentions`. The hidden state entering layer l carries l layers of
+        // round-off, its q/k projections one more; as the sums' errors are independent, each
+        // layer adds k·eps32·√(d + ffn + n) relative (the random-walk size of the worst case
+        // above; the worst case, 0.3 here, would not tell a wrong head from the right one).
+        // A score q·k/√d then moves by rel·|q|max·|k|max/√d, and a softmax weight by at most
+        // twice the largest score change (|Δw_ij| ≤ w_ij·(|Δs_ij| + max_k|Δs_ik|)).
+        let (al, ah) = (
+            case["attn_layer"].as_u64().unwrap() as usize,
+            case["attn_head"].as_u64().unwrap() as usize,
+        );
+        let entering = w
+            .forward(
+                &ids,
+                &ForwardOptions {
+                    layers: Some(al),
+                    ..ForwardOptions::default()
+                },
+            )
+            .unwrap()
+            .last;
+        let (q, k, _) = w.projections(al, entering.view(), r1.as_ref()).unwrap();
+        let dh = c.head_dim;
+        let g = ah / (c.heads / c.kv_heads);
+        let norm_max = |m: &ndarray::Array2<f32>, col: usize| {
+            m.rows()
+                .into_iter()
+                .map(|r| {
+                    r.iter()
+                        .skip(col * dh)
+                        .take(dh)
+                        .map(|&x| f64::from(x).powi(2))
+                        .sum::<f64>()
+                        .sqrt()
+                })
+                .fold(0.0f64, f64::max)
+        };
+        let walk = 8.0 * f64::from(f32::EPSILON) * ((c.dim + c.ffn_dim + n) as f64).sqrt();
+        let ds = (al + 1) as f64 * walk * norm_max(&q, ah) * norm_max(&k, g) / (dh as f64).sqrt();
+        let theirs = case["attn"].as_array().unwrap();
+        let gap = |head: usize| {
+            let ours = w
+                .attention_weights(
+                    al,
+                    entering.view(),
+                    r1.as_ref(),
+                    head,
+                    attnlab_core::attention::Mask::Causal,
+                )
+                .unwrap();
+            let mut worst = 0.0f64;
+            for (i, row) in theirs.iter().enumerate() {
+                for (j, x) in floats(row).iter().enumerate() {
+                    worst = worst.max((f64::from(ours[[i, j]]) - x).abs());
+                }
+            }
+            worst
+        };
+        let (worst, neighbour) = (gap(ah), gap(ah + 1));
+        eprintln!(
+            "layer {al} head {ah} weights: max |Δ| {worst:.1e} (bound {:.1e}; head {} against it: {neighbour:.1e})",
+            2.0 * ds,
+            ah + 1
+        );
+        assert!(
+            worst <= 2.0 * ds,
+            "{text:?}: attention weights differ by {worst:e}"
+        );
+        // The bound tells heads apart: the neighbouring head's weights fall outside it.
+        assert!(
+            neighbour > 2.0 * ds,
+            "{text:?}: head {} within the bound",
+            ah + 1
+        );
     }
 }

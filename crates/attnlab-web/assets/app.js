@@ -1116,6 +1116,7 @@ register('session', {
   needs: ['session'],
   steps: [],
   answers: {},   // step id → {answer, reason}: the answers document of this sitting
+  overrides: {}, // step id → the parameters changed from their defaults (sent with the answer)
   base: null,    // a state file loaded from the terminal, if any
   last: null,    // the latest run report
   async init() {
@@ -1126,7 +1127,7 @@ register('session', {
     } catch (e) { showError($('session-error'), e); return; }
     $('session-download').addEventListener('click', () => this.download('attnlab-answers.json', this.answers));
     $('session-download-state').addEventListener('click', () => this.download('session.json', { ...this.base, records: this.last.steps }));
-    $('session-restart').addEventListener('click', () => { this.answers = {}; this.base = null; this.save(); this.run(); });
+    $('session-restart').addEventListener('click', () => { this.answers = {}; this.overrides = {}; this.base = null; this.save(); this.run(); });
     $('session-load').addEventListener('change', (e) => this.load(e.target.files[0]));
     await this.run();
   },
@@ -1175,6 +1176,7 @@ register('session', {
     // The next step to predict: the first the answers do not cover yet (in course order).
     const next = (r.missing && r.missing[0]) || (r.paused && r.paused.step);
     this.stepper(r, next);
+    delete this.overrides[next]; // shown at its defaults: nothing changed yet
     this.showStep(this.steps.find((s) => s.id === next));
   },
   /** The end of the session: every prediction that was not right, beside what was computed and why. */
@@ -1216,11 +1218,22 @@ register('session', {
       input = h('input', { type: 'text', id: 'session-answer-text', 'aria-label': 'your prediction', autocomplete: 'off', spellcheck: 'false' });
     }
     const hint = h('p', { class: 'hint', id: 'session-hint', hidden: true, text: step.hint });
+    // The step's parameters: a student may change them before predicting; the question is then
+    // asked again at the new values (the engine's own wording), and the answer carries them.
+    const mine = this.overrides[step.id] || {};
+    const params = step.settings.length ? h('fieldset', { id: 'session-settings', class: 'controls' },
+      h('legend', { text: 'Parameters of this step (change one, then ask again)' }),
+      step.settings.map((st) => h('div', { class: 'field' },
+        h('label', { for: `session-set-${st.name}`, text: `${st.what} (${st.name}; default ${st.default})` }),
+        h('input', { type: 'text', id: `session-set-${st.name}`, value: st.value, 'data-setting': st.name, 'data-default': st.default, spellcheck: 'false', autocomplete: 'off' }),
+        h('span', { class: 'hint', text: st.form }))),
+      h('div', { class: 'field' }, h('button', { type: 'button', id: 'session-apply' }, 'Ask with these values'))) : null;
     put($('session-step'),
       h('h3', { id: 'session-title', 'data-step': step.id }, `Step ${n} of ${this.steps.length}: ${step.title}`),
       h('p', { class: 'phase', 'data-phase': 'predict' }, h('strong', { text: '1 · Predict. ' }), 'Say what you expect and why; then the engine runs it (2 · Run) and explains the result (3 · Explain).'),
       h('p', {}, h('strong', { text: 'Varied: ' }), step.varied, ' · ', h('strong', { text: 'held fixed: ' }), step.fixed),
-      h('p', { id: 'session-question', text: step.question }),
+      params,
+      h('p', { id: 'session-question', 'data-settings': JSON.stringify(mine), text: step.question }),
       h('form', { id: 'session-form' },
         h('p', { class: 'hint', text: `Answer: ${step.answer_form}` }),
         input,
@@ -1230,16 +1243,37 @@ register('session', {
           h('button', { type: 'submit', class: 'primary', id: 'session-submit' }, 'Predict, then run'),
           step.hint ? h('button', { type: 'button', onclick: () => { hint.hidden = false; } }, 'Show a hint') : null),
         hint));
+    if (params) $('session-apply').addEventListener('click', () => this.ask(step));
     $('session-form').addEventListener('submit', async (e) => {
       e.preventDefault();
       const picked = document.querySelector('input[name="session-answer"]:checked');
       const answer = picked ? picked.value : ($('session-answer-text') ? $('session-answer-text').value.trim() : '');
       if (!answer) { showError($('session-error'), new Error('type or pick a prediction first')); return; }
       const reason = $('session-reason').value.trim();
-      this.answers[step.id] = reason ? { answer, reason } : { answer };
+      this.answers[step.id] = { ...(this.overrides[step.id] || {}), answer, ...(reason ? { reason } : {}) };
       await this.run(step.id);
       if ($('session-error').hidden) this.save(); else delete this.answers[step.id];
     });
+  },
+  /** The step asked again at the parameters typed in (the engine checks each and words the question). */
+  async ask(step) {
+    const changed = {};
+    const labels = {};
+    for (const el of document.querySelectorAll('#session-settings input[data-setting]')) {
+      const v = el.value.trim();
+      labels[`--${el.dataset.setting.replace(/_/g, '-')}`] = el.dataset.setting;
+      if (v === '') { showError($('session-error'), fieldError(el.dataset.setting, 'empty; type a value or the default ' + el.dataset.default)); return; }
+      if (v !== el.dataset.default) changed[el.dataset.setting] = v;
+    }
+    try {
+      const listed = (await api('session', { list: true, settings: { [step.id]: changed } })).steps;
+      showError($('session-error'), null);
+      this.overrides[step.id] = changed;
+      put($('session-result'));
+      this.showStep(listed.find((s) => s.id === step.id));
+    } catch (e) {
+      showError($('session-error'), e, labels);
+    }
   },
   /**
    * The step's picture: the panel request the step is about, at the step's settings (the
@@ -1249,7 +1283,9 @@ register('session', {
     const el = $('session-chart');
     if (!el) return;
     const st = rec.settings || {};
-    const course = { rng: 'numpy', seed: '0', n: 4, dim: 4, perm: [2, 0, 3, 1], product: true };
+    // The step's own permutation when the student changed it (the course program's otherwise).
+    const perm = st.perm ? st.perm.split(',').map((x) => Number(x.trim())) : [2, 0, 3, 1];
+    const course = { rng: 'numpy', seed: '0', n: 4, dim: 4, perm, product: true };
     const product = async (extra, caption) => {
       const r = await api('equivariance', { ...course, ...extra });
       put(el, h('figcaption', { text: caption }),
@@ -1300,5 +1336,142 @@ register('session', {
   },
 });
 
+
+// ------------------------------------------------------------------ the real model
+
+/** The page's words for the options of the model commands, for the core's messages. */
+const MODEL_FIELDS = { '--text': 'Text', '--perm': 'Permutation', '--layer': 'Layer', '--head': 'Head', '--pos': 'Positions', '--model': 'model', '--ids': 'Text' };
+
+register('model', {
+  needs: ['model info', 'model tokenize', 'model attention', 'model order'],
+  init() {
+    this.ticket = tickets();
+    this.loaded = false;
+    $('model-run').addEventListener('click', () => this.run());
+    $('model-text').addEventListener('keydown', (e) => { if (e.key === 'Enter') this.run(); });
+    $('model-perm').addEventListener('keydown', (e) => { if (e.key === 'Enter') this.run(); });
+    // A new layer, head or rotation redraws the heat map only (the tokens and the order stay).
+    for (const id of ['model-layer', 'model-head', 'model-pos']) $(id).addEventListener('change', () => this.heat(this.ticket()));
+  },
+  /** The first visit fills the layer and head lists from the model's own file, then runs. */
+  async shown() {
+    if (this.loaded) return;
+    this.loaded = true;
+    const live = this.ticket();
+    $('model-status').textContent = 'Opening the model…';
+    try {
+      const info = (await api('model info', { model: 'smollm2-135m' })).info;
+      if (!live()) return;
+      const fill = (id, n) => put($(id), ...Array.from({ length: n }, (_, i) => h('option', { value: String(i), text: String(i) })));
+      fill('model-layer', info.layers);
+      fill('model-head', info.heads);
+      this.info = info;
+    } catch (e) {
+      if (!live()) return;
+      this.loaded = false;
+      $('model-status').textContent = '';
+      this.fail(e);
+      return;
+    }
+    this.run();
+  },
+  fail(e) {
+    showError($('model-error'), e, MODEL_FIELDS);
+    put($('model-tokens')); put($('model-heat')); put($('model-order'));
+  },
+  body() {
+    const text = $('model-text').value;
+    if (!text.trim()) throw fieldError('Text', 'empty; type a sentence of at least three tokens');
+    const perm = $('model-perm').value.trim();
+    if (perm && !/^\s*\d+(\s*,\s*\d+)*\s*$/.test(perm)) throw fieldError('Permutation', `“${perm}” is not a comma-separated list of positions (e.g. 2,0,1)`);
+    return { model: 'smollm2-135m', text, perm: perm || undefined };
+  },
+  async run() {
+    const live = this.ticket();
+    let body;
+    try { body = this.body(); } catch (e) { this.fail(e); return; }
+    $('model-status').textContent = 'Running the model…';
+    try {
+      const tok = await api('model tokenize', { model: body.model, text: body.text, values: 0 });
+      if (!live()) return;
+      this.tokens = tok.tokens;
+      put($('model-tokens'), this.tokenTable(tok));
+      await this.heat(live);
+      if (!live()) return;
+      const order = await api('model order', { ...body, top: 5 });
+      if (!live()) return;
+      showError($('model-error'), null);
+      put($('model-order'), ...this.orderView(order));
+      $('model-status').textContent = '';
+    } catch (e) {
+      if (!live()) return;
+      $('model-status').textContent = '';
+      this.fail(e);
+    }
+  },
+  tokenTable(tok) {
+    return h('div', {},
+      h('h3', { text: `Tokens: ${tok.tokens.length} (vocabulary ${tok.vocab}); each id is the row of the embedding table it selects` }),
+      scrollBox(h('table', { class: 'data', id: 'model-token-table' },
+        h('tr', {}, h('th', { scope: 'col', text: 'position' }), h('th', { scope: 'col', text: 'id' }), h('th', { scope: 'col', text: 'piece' }), h('th', { scope: 'col', text: 'text' })),
+        tok.tokens.map((t, i) => h('tr', {}, h('td', { text: String(i) }), h('td', { text: String(t.id) }), h('td', { text: t.piece }), h('td', { text: JSON.stringify(t.text) }))))));
+  },
+  async heat(live) {
+    if (!this.tokens) return;
+    let body;
+    try { body = this.body(); } catch (e) { this.fail(e); return; }
+    const req = { model: body.model, text: body.text, layer: Number($('model-layer').value), head: Number($('model-head').value), pos: $('model-pos').value };
+    try {
+      const a = await api('model attention', req);
+      if (!live()) return;
+      showError($('model-error'), null);
+      const names = (a.pieces || a.ids.map(String)).map((p, i) => `${i} ${p}`);
+      const shares = a.first_token_share === null ? null : h('p', {
+        id: 'model-shares',
+        text: `Mean weight over queries 1 … ${a.ids.length - 1}: on the first token ${fmt.sig(a.first_token_share, 3)}, on the previous token ${fmt.sig(a.previous_token_share, 3)}, on itself ${fmt.sig(a.self_share, 3)}.`,
+      });
+      put($('model-heat'), h('h3', { text: `Layer ${a.layer}, head ${a.head} (shares key/value head ${a.kv_head} of ${a.kv_heads}), positions ${a.pos}: who attends to whom` }),
+        heatmap(a.weights, { caption: 'Row = query, column = key; each row sums to 1 (causal: a query sees only itself and earlier tokens)', rowLabel: 'query', colLabel: 'key', rowNames: names, colNames: names, kind: 'sequential', id: 'model-weights' }),
+        shares);
+    } catch (e) {
+      if (!live()) return;
+      this.fail(e);
+    }
+  },
+  orderView(r) {
+    const pieceOf = (e) => (e.piece === null ? String(e.id) : e.piece);
+    const dist = r.distributions.map((d) => h('div', { class: 'dist', 'data-pos': d.pos },
+      h('h4', { text: d.pos === 'rope' ? 'With RoPE (as trained)' : 'Rotation removed' }),
+      scrollBox(h('table', { class: 'data' },
+        h('tr', {}, h('th', { scope: 'col', text: 'rank' }), h('th', { scope: 'col', text: 'text: next token' }), h('th', { scope: 'col', text: 'prob' }), h('th', { scope: 'col', text: 'permuted: next token' }), h('th', { scope: 'col', text: 'prob' })),
+        d.text_top.map((e, i) => h('tr', {}, h('td', { text: String(i + 1) }), h('td', { text: pieceOf(e) }), h('td', { text: fmt.sig(e.prob, 3) }),
+          h('td', { text: pieceOf(d.permuted_top[i]) }), h('td', { text: fmt.sig(d.permuted_top[i].prob, 3) }))))),
+      h('p', { text: `Total-variation distance between the two distributions: ${fmt.sig(d.total_variation, 3)}` })));
+    const words = (pos) => r.depth.find((d) => d.pos === pos);
+    const say = (d) => (d.first_moved === null
+      ? `never moves beyond its round-off tolerance in ${d.layers.length} layers`
+      : `first moves after layer ${d.first_moved} (relative change ${fmt.sci(d.layers[d.first_moved].relative_change, 2)} against the tolerance ${fmt.sci(d.layers[d.first_moved].tolerance, 2)})`);
+    const none = words('none'), rope = words('rope');
+    const bare = r.bare_attention;
+    const chartBox = h('div', { class: 'chart' });
+    const series = r.depth.map((d, i) => ({
+      name: d.pos === 'rope' ? 'RoPE' : 'no RoPE',
+      points: d.layers.map((l) => [l.layer, Math.log10(Math.max(l.relative_change, 1e-300))]),
+      colour: PALETTE[i],
+    }));
+    series.push({ name: 'tolerance', points: none.layers.map((l) => [l.layer, Math.log10(l.tolerance)]), colour: '#555', dashed: true });
+    chartBox.append(lineChart({ series, xLabel: 'layer', yLabel: 'log10 relative change at the last position', id: 'model-depth', width: chartWidth($('model-order')) }));
+    return [
+      h('h3', { text: `The text against its permutation [${r.perm.join(', ')}]` }),
+      h('div', { class: 'dists' }, ...dist),
+      h('h3', { text: 'Where order enters, layer by layer (the prefix permuted, the last token kept)' }),
+      h('ul', { id: 'model-order-facts' },
+        h('li', { text: `Bare attention of layer ${bare.layer} (no mask, no rotation): max |Attn(ΠH) − Π·Attn(H)| = ${fmt.sci(bare.max_error, 2)} against the tolerance ${fmt.sci(bare.tolerance, 2)}: ${bare.equivariant ? 'equivariant' : 'NOT equivariant'}.` }),
+        h('li', { text: `Causal mask, no rotation: the last position ${say(none)}.` }),
+        h('li', { text: `With RoPE: the last position ${say(rope)}.` })),
+      chartBox,
+    ];
+  },
+});
 
 window.addEventListener('DOMContentLoaded', start);

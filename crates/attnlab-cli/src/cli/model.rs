@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use attnlab_core::api::model::attention::ModelAttentionRequest;
 use attnlab_core::api::model::info::InfoRequest;
 use attnlab_core::api::model::tokenize::TokenizeRequest;
 use attnlab_core::api::model::{order::ModelOrderRequest, predict::ModelPredictRequest, PosChoice};
@@ -25,6 +26,9 @@ pub enum ModelCommand {
     /// Seed 000's question on a real model: the text vs a permutation of its tokens, with and
     /// without RoPE, and the first layer where the last position moves.
     Order(OrderArgs),
+    /// One head's attention weights in one layer, on the hidden states entering that layer for
+    /// the text: the course's heat map on a trained model (row = query, column = key; causal).
+    Attention(AttentionArgs),
 }
 
 /// Options of `attnlab model info`.
@@ -109,6 +113,35 @@ pub struct OrderArgs {
     pub json: bool,
 }
 
+/// Options of `attnlab model attention`.
+#[derive(Debug, clap::Args)]
+pub struct AttentionArgs {
+    /// The checkpoint: a GGUF file, smollm2-135m (the cached SmolLM2, see scripts/fetch-smollm2), or a Hugging Face directory (config.json, *.safetensors, tokenizer.json).
+    #[arg(long, default_value = "smollm2-135m")]
+    pub model: String,
+    /// The text, tokenized by the model's tokenizer (no BOS token added).
+    #[arg(long, conflicts_with = "ids")]
+    pub text: Option<String>,
+    /// Token ids, comma-separated (e.g. 1,42,7).
+    #[arg(long)]
+    pub ids: Option<String>,
+    /// The layer, 0 … layers − 1.
+    #[arg(long, default_value_t = 0)]
+    pub layer: usize,
+    /// The query head, 0 … heads − 1.
+    #[arg(long, default_value_t = 0)]
+    pub head: usize,
+    /// rope (as trained) or none (the same model with cos = 1, sin = 0 in every layer).
+    #[arg(long, value_parser = super::common::choice::<PosChoice>(), default_value_t = PosChoice::Rope)]
+    pub pos: PosChoice,
+    /// Write the heat map as DIR/attention.svg.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+    /// Print one JSON object on stdout instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
 pub fn run(cmd: ModelCommand) -> anyhow::Result<Outcome> {
     let show = |json| Show {
         json,
@@ -148,6 +181,20 @@ pub fn run(cmd: ModelCommand) -> anyhow::Result<Outcome> {
                 top: a.top,
             }),
             &show(a.json),
+        ),
+        ModelCommand::Attention(a) => execute(
+            &Request::ModelAttention(ModelAttentionRequest {
+                model: a.model,
+                text: a.text,
+                ids: a.ids.as_deref().map(List::parse),
+                layer: a.layer,
+                head: a.head,
+                pos: a.pos,
+            }),
+            &Show {
+                json: a.json,
+                plot_dir: a.plot.as_deref(),
+            },
         ),
     }
 }

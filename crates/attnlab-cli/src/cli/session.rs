@@ -277,6 +277,7 @@ fn scripted(
         list: false,
         state: resume.then(|| saved.clone()),
         blocks: args.blocks.clone().map(BlocksSource::Path),
+        settings: None,
     });
     let report = run_with_progress(&request)?;
     let Report::Session(boxed) = &report else {

@@ -305,6 +305,8 @@ commands! {
     ModelPredict / model_predict = "model predict" => model::predict::{ModelPredictRequest, ModelPredictReport},
     /// `attnlab model order`.
     ModelOrder / model_order = "model order" => model::order::{ModelOrderRequest, ModelOrderReport},
+    /// `attnlab model attention`.
+    ModelAttention / model_attention = "model attention" => model::attention::{ModelAttentionRequest, ModelAttentionReport},
 }
 
 /// Runs one request with the default context (no progress, no cancellation, files allowed).

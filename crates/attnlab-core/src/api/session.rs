@@ -55,6 +55,11 @@ pub struct SessionRequest {
     /// The provided blocks the steps hold fixed (`E`, `Wq`, `Wk`, `Wv`; see
     /// [`crate::session::Held::blocks`]); without them, the course program's draws and table.
     pub blocks: Option<super::value::BlocksSource>,
+    /// With `list`: overrides of steps' settings (step id → setting → value as typed, the
+    /// settings an answers entry may carry); those steps are listed with their question and
+    /// answer form at the overrides — what a student sees before predicting with a changed
+    /// parameter.
+    pub settings: Option<BTreeMap<String, BTreeMap<String, String>>>,
 }
 
 /// Why an interactive run stopped before the last step (a scripted run never stops early: it
@@ -214,9 +219,35 @@ pub fn run(req: &SessionRequest, ctx: &Context) -> Result<SessionReport> {
                 "either list (the steps) or answers (a run)",
             ));
         }
-        return Ok(SessionReport::List(StepList {
-            steps: session.list()?,
-        }));
+        let overrides = req.settings.clone().unwrap_or_default();
+        let steps = session.steps();
+        if let Some(bad) = overrides
+            .keys()
+            .find(|id| !steps.iter().any(|s| s.id == *id))
+        {
+            return Err(Error::invalid(
+                "settings of step",
+                crate::present::text::shorten(bad),
+                format!(
+                    "a step id: {}",
+                    steps.iter().map(|s| s.id).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        let none = BTreeMap::new();
+        let listed = steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| session.describe(i, overrides.get(s.id).unwrap_or(&none)))
+            .collect::<Result<Vec<_>>>()?;
+        return Ok(SessionReport::List(StepList { steps: listed }));
+    }
+    if req.settings.is_some() {
+        return Err(Error::invalid(
+            "session request",
+            "settings without list",
+            "settings with list (a run takes each step's settings in its answers entry)",
+        ));
     }
     // Without answers the run reports the saved progress; with answers, only `resume = true`
     // lets the saved progress in.
@@ -295,6 +326,54 @@ mod tests {
             "challenge": "b"
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn list_at_settings_asks_the_question_at_them() {
+        let listed = |settings: serde_json::Value| -> Vec<StepInfo> {
+            let req: SessionRequest =
+                serde_json::from_value(serde_json::json!({"list": true, "settings": settings}))
+                    .unwrap();
+            match run(&req, &Context::default()).unwrap() {
+                SessionReport::List(l) => l.steps,
+                SessionReport::Run(_) => panic!("a list"),
+            }
+        };
+        let plain = listed(serde_json::json!({}));
+        let moved = listed(serde_json::json!({"rope_scores": {"omega": "pi/3"}}));
+        let at = |steps: &[StepInfo]| {
+            steps
+                .iter()
+                .find(|s| s.id == "rope_scores")
+                .unwrap()
+                .clone()
+        };
+        let (a, b) = (at(&plain), at(&moved));
+        assert_ne!(a.question, b.question, "the question follows the setting");
+        let omega = b.settings.iter().find(|s| s.name == "omega").unwrap();
+        assert_eq!(omega.value, "pi/3");
+        // The other steps are listed at their defaults.
+        for (x, y) in plain
+            .iter()
+            .zip(&moved)
+            .filter(|(x, _)| x.id != "rope_scores")
+        {
+            assert_eq!(x, y);
+        }
+        let bad: SessionRequest = serde_json::from_value(
+            serde_json::json!({"list": true, "settings": {"no_such_step": {"omega": "1"}}}),
+        )
+        .unwrap();
+        let e = run(&bad, &Context::default()).unwrap_err().to_string();
+        assert!(
+            e.contains("no_such_step") && e.contains("rope_scores"),
+            "{e}"
+        );
+        let unparsable: SessionRequest = serde_json::from_value(
+            serde_json::json!({"list": true, "settings": {"rope_scores": {"omega": "abc"}}}),
+        )
+        .unwrap();
+        assert!(run(&unparsable, &Context::default()).is_err());
     }
 
     fn run_report(req: &SessionRequest) -> RunReport {

@@ -548,6 +548,70 @@ impl<T: Real> LlamaWeights<T> {
         mask: Mask,
     ) -> Result<Array2<T>> {
         let c = &self.config;
+        let (q, k, v) = self.projections(l, h, rope)?;
+        let o = grouped_attention(q.view(), k.view(), v.view(), c.heads, c.kv_heads, mask)?;
+        let lw = self.layer(l)?;
+        Ok(linear(o.view(), &lw.wo, lw.bo.as_ref()))
+    }
+
+    /// The attention weights of query head `head` in layer `l` on `h` (`n × dim`):
+    /// `softmax(q_h·k_gᵀ/√d + M)` with `g = head / (heads / kv_heads)` the key/value head it
+    /// shares (grouped-query attention) and `M` the mask (−∞ above the diagonal when causal).
+    /// Row `i` is how query `i` splits its attention over the keys; each row sums to 1.
+    ///
+    /// # Errors
+    /// As [`LlamaWeights::projections`], or `head` out of range.
+    pub fn attention_weights(
+        &self,
+        l: usize,
+        h: ArrayView2<T>,
+        rope: Option<&RopeTable<T>>,
+        head: usize,
+        mask: Mask,
+    ) -> Result<Array2<T>> {
+        let c = &self.config;
+        if head >= c.heads {
+            return Err(Error::invalid(
+                "head",
+                head,
+                format!(
+                    "0 … {} (the model has {} query heads)",
+                    c.heads - 1,
+                    c.heads
+                ),
+            ));
+        }
+        let (q, k, _) = self.projections(l, h, rope)?;
+        let d = c.head_dim;
+        let g = head / (c.heads / c.kv_heads);
+        let qh = q.slice(ndarray::s![.., head * d..(head + 1) * d]);
+        let kg = k.slice(ndarray::s![.., g * d..(g + 1) * d]);
+        let scale = T::from_f64(1.0 / (d as f64).sqrt());
+        let mut s = qh.dot(&kg.t()).mapv(|x| x * scale);
+        if mask == Mask::Causal {
+            for ((i, j), x) in s.indexed_iter_mut() {
+                if j > i {
+                    *x = T::from_f64(f64::NEG_INFINITY);
+                }
+            }
+        }
+        crate::attention::softmax_rows(&mut s);
+        Ok(s)
+    }
+
+    /// Layer `l`'s queries, keys and values on `h` (`n × dim`), as its attention uses them: after
+    /// the RMSNorm, the projections (biases, qwen3's per-head norms) and the rotation. Queries are
+    /// `n × heads·head_dim`, keys and values `n × kv_heads·head_dim`, head-major columns.
+    ///
+    /// # Errors
+    /// `l` out of range, `h` of the wrong width, or a rotary table of another length.
+    pub fn projections(
+        &self,
+        l: usize,
+        h: ArrayView2<T>,
+        rope: Option<&RopeTable<T>>,
+    ) -> Result<(Array2<T>, Array2<T>, Array2<T>)> {
+        let c = &self.config;
         let lw = self.layer(l)?;
         if h.ncols() != c.dim || h.nrows() == 0 {
             return Err(Error::shape(
@@ -575,8 +639,7 @@ impl<T: Real> LlamaWeights<T> {
             r.rotate(&mut q, c.head_dim);
             r.rotate(&mut k, c.head_dim);
         }
-        let o = grouped_attention(q.view(), k.view(), v.view(), c.heads, c.kv_heads, mask)?;
-        Ok(linear(o.view(), &lw.wo, lw.bo.as_ref()))
+        Ok((q, k, v))
     }
 
     /// Layer `l`'s SwiGLU block on `h` (its contribution before the residual addition).

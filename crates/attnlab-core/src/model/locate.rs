@@ -42,6 +42,11 @@ pub fn cache_dir() -> Option<PathBuf> {
     Some(base.join("attnlab").join("models"))
 }
 
+/// Whether `spec` names a model attnlab knows (case-insensitive), rather than a path.
+pub fn is_known(spec: &str) -> bool {
+    KNOWN.iter().any(|k| k.name.eq_ignore_ascii_case(spec))
+}
+
 /// `spec` as a path: a known model's name becomes its cached file, anything else is a path.
 ///
 /// # Errors

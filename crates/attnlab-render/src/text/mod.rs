@@ -89,4 +89,7 @@ impl ReportVisitor for Text {
     fn model_order(self, r: &api::model::order::ModelOrderReport) -> String {
         model::order(r)
     }
+    fn model_attention(self, r: &api::model::attention::ModelAttentionReport) -> String {
+        model::attention(r)
+    }
 }

@@ -85,3 +85,42 @@ test('the course tour: the steps in order, predict → run → explain, each ste
   assert.deepEqual(problems.console, []);
   assert.deepEqual(problems.pageErrors, []);
 });
+
+test('a step\'s parameter changed before predicting: the question, the grading and the picture follow it', async (t) => {
+  if (!commands.includes('session')) { t.skip('this server has no session yet'); return; }
+  await page.evaluate(() => localStorage.removeItem('attnlab-session'));
+  await page.reload();
+  await page.waitForSelector('body[data-ready="true"]');
+  await page.click('#tab-session');
+  const steps = (await post({ list: true })).steps;
+  await page.waitForFunction((id) => document.getElementById('session-title')?.dataset.step === id, steps[0].id);
+  await page.check('input[name="session-answer"][value="yes"]');
+  await page.click('#session-submit');
+  await page.waitForFunction((id) => document.getElementById('session-title')?.dataset.step === id, steps[1].id);
+  // A permutation that is not one: the engine's refusal names the parameter, nothing is graded.
+  await page.fill('#session-set-perm', '0,0,1,2');
+  await page.click('#session-apply');
+  await page.waitForSelector('#session-error:not([hidden])');
+  const msg = await page.textContent('#session-error');
+  assert.ok(/perm/.test(msg) && !/--[a-z]/.test(msg), msg);
+  // A real one: the question is the engine's at that setting.
+  await page.fill('#session-set-perm', '1,0,3,2');
+  await page.click('#session-apply');
+  const listed = (await post({ list: true, settings: { [steps[1].id]: { perm: '1,0,3,2' } } })).steps.find((s) => s.id === steps[1].id);
+  await page.waitForFunction((q) => document.getElementById('session-question')?.textContent === q, listed.question);
+  assert.ok(await page.isHidden('#session-error'), 'a good value clears the error');
+  assert.equal(await page.inputValue('#session-set-perm'), '1,0,3,2');
+  await page.check('input[name="session-answer"][value="yes"]');
+  await page.click('#session-submit');
+  await page.waitForSelector('#session-chart-map');
+  const api = await post({ answers: { [steps[0].id]: 'yes', [steps[1].id]: { answer: 'yes', perm: '1,0,3,2' } } });
+  const rec = api.steps.find((s) => s.id === steps[1].id);
+  assert.equal(await page.getAttribute('#session-record', 'data-correct'), String(rec.correct));
+  assert.equal(rec.settings.perm, '1,0,3,2');
+  const product = await (await fetch(server.url + 'api/equivariance', { method: 'POST', body: JSON.stringify({ rng: 'numpy', seed: '0', n: 4, dim: 4, perm: [1, 0, 3, 2], product: true }) })).json();
+  assert.deepEqual(await page.$$eval('#session-chart-map td', (c) => c.map((x) => Number(x.dataset.value))), product.product.difference.flat(), 'the picture is at the student\'s permutation');
+  await page.locator('#panel-session').screenshot({ path: join(artifacts, 'tour-step-parameter.png') });
+  await page.evaluate(() => localStorage.removeItem('attnlab-session'));
+  assert.deepEqual(problems.console, []);
+  assert.deepEqual(problems.pageErrors, []);
+});

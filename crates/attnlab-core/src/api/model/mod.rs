@@ -1,9 +1,10 @@
 //! `attnlab model …`: a real trained model's file, tokenizer and numbers (issue 18), and the
-//! Llama-family forward on it ([`crate::model::llama`]): `predict`, `order`.
+//! Llama-family forward on it ([`crate::model::llama`]): `predict`, `order`, `attention`.
 //!
 //! Every command names its model with `model` (`--model`): a path to a GGUF file, or a known
 //! name (`smollm2-135m`) resolved in the model cache ([`crate::model::locate`]).
 
+pub mod attention;
 pub mod info;
 pub mod order;
 pub mod predict;
@@ -23,13 +24,7 @@ pub const DEFAULT_MODEL: &str = "smollm2-135m";
 /// Files not allowed; an unknown name's file missing from the cache; everything
 /// [`GgufFile::open`] refuses.
 pub fn open(model: &str, ctx: &Context) -> Result<GgufFile> {
-    if !ctx.allow_files {
-        return Err(Error::invalid(
-            "model",
-            crate::present::text::shorten(model),
-            "no model file here (this front end does not read files)",
-        ));
-    }
+    refuse_paths(model, ctx)?;
     let path = crate::model::locate::resolve(model)?;
     if crate::files::entry(&path)? == crate::files::Entry::Dir {
         return Err(Error::io(
@@ -39,6 +34,23 @@ pub fn open(model: &str, ctx: &Context) -> Result<GgufFile> {
         ));
     }
     GgufFile::open(&path, &ctx.limits)
+}
+
+/// A front end that reads no files (the web server) still opens the models attnlab knows by
+/// name: they resolve to the model cache only, never to a path the request chose.
+fn refuse_paths(model: &str, ctx: &Context) -> Result<()> {
+    if ctx.allow_files || crate::model::locate::is_known(model) {
+        return Ok(());
+    }
+    let names: Vec<&str> = crate::model::locate::KNOWN.iter().map(|k| k.name).collect();
+    Err(Error::invalid(
+        "model",
+        crate::present::text::shorten(model),
+        format!(
+            "a model known by name ({}): this front end reads no file paths",
+            names.join(", ")
+        ),
+    ))
 }
 
 use serde::{Deserialize, Serialize};
@@ -131,9 +143,13 @@ impl Loaded {
 /// (or a known name such as `smollm2-135m`, found in the model cache) or a Hugging Face
 /// directory.
 ///
+/// The last GGUF file loaded stays in memory, keyed by its path, size and modification time, so
+/// a front end that answers many requests on one model (the web lab's panel asks three per run)
+/// dequantizes it once; a file that changed is read again.
+///
 /// # Errors
 /// No path, files not allowed, or the loaders' errors.
-pub(crate) fn load(model: &str, ctx: &Context) -> Result<Loaded> {
+pub(crate) fn load(model: &str, ctx: &Context) -> Result<std::sync::Arc<Loaded>> {
     if model.trim().is_empty() {
         return Err(Error::invalid(
             "--model",
@@ -141,16 +157,38 @@ pub(crate) fn load(model: &str, ctx: &Context) -> Result<Loaded> {
             "a GGUF file, smollm2-135m, or a Hugging Face checkpoint directory",
         ));
     }
-    if !ctx.allow_files {
-        return Err(Error::invalid(
-            "--model",
-            crate::present::text::shorten(model),
-            "no file path here (this front end does not read files)",
-        ));
-    }
+    refuse_paths(model, ctx)?;
     let path = crate::model::locate::resolve(model)?;
-    if crate::model::hf::is_checkpoint_dir(&path) {
-        let weights = crate::model::hf::load(&path, &ctx.limits)?;
+    // Only single files are kept: a directory's own time does not change when a file in it does.
+    let key = std::fs::metadata(&path)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| (path.clone(), m.len(), m.modified().ok()));
+    static LAST: std::sync::Mutex<Option<(CacheKey, std::sync::Arc<Loaded>)>> =
+        std::sync::Mutex::new(None);
+    if let Some(k) = &key {
+        if let Ok(last) = LAST.lock() {
+            if let Some((lk, m)) = last.as_ref() {
+                if lk == k {
+                    return Ok(m.clone());
+                }
+            }
+        }
+    }
+    let loaded = std::sync::Arc::new(read(&path, ctx)?);
+    if let (Some(k), Ok(mut last)) = (key, LAST.lock()) {
+        *last = Some((k, loaded.clone()));
+    }
+    Ok(loaded)
+}
+
+/// What identifies a loaded file: its path, size and modification time.
+type CacheKey = (std::path::PathBuf, u64, Option<std::time::SystemTime>);
+
+/// Reads a checkpoint from disk (see [`load`]).
+fn read(path: &std::path::Path, ctx: &Context) -> Result<Loaded> {
+    if crate::model::hf::is_checkpoint_dir(path) {
+        let weights = crate::model::hf::load(path, &ctx.limits)?;
         let tj = path.join("tokenizer.json");
         let tokenizer = if tj.is_file() {
             Some(ModelTokenizer::from_json(&tj, &ctx.limits)?)
@@ -159,7 +197,7 @@ pub(crate) fn load(model: &str, ctx: &Context) -> Result<Loaded> {
         };
         return Ok(Loaded { weights, tokenizer });
     }
-    let f = crate::model::gguf::GgufFile::open(&path, &ctx.limits)?;
+    let f = crate::model::gguf::GgufFile::open(path, &ctx.limits)?;
     let weights = crate::model::gguf_weights::load(&f, QkRows::HalfSplit, &ctx.limits)?;
     let tokenizer = Some(ModelTokenizer::from_gguf(&f)?);
     Ok(Loaded { weights, tokenizer })
