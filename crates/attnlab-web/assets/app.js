@@ -1360,7 +1360,7 @@ register('model', {
     const live = this.ticket();
     $('model-status').textContent = 'Opening the model…';
     try {
-      const info = (await api('model info', { model: 'smollm2-135m' })).info;
+      const info = await api('model info', { model: 'smollm2-135m' });
       if (!live()) return;
       const fill = (id, n) => put($(id), ...Array.from({ length: n }, (_, i) => h('option', { value: String(i), text: String(i) })));
       fill('model-layer', info.layers);
@@ -1425,7 +1425,9 @@ register('model', {
       const a = await api('model attention', req);
       if (!live()) return;
       showError($('model-error'), null);
-      const names = (a.pieces || a.ids.map(String)).map((p, i) => `${i} ${p}`);
+      // Rows and columns named by the tokens' text (as the token table shows it), else their pieces.
+      const texts = this.tokens && this.tokens.length === a.ids.length ? this.tokens.map((t) => JSON.stringify(t.text)) : (a.pieces || a.ids.map(String));
+      const names = texts.map((p, i) => `${i} ${p}`);
       const shares = a.first_token_share === null ? null : h('p', {
         id: 'model-shares',
         text: `Mean weight over queries 1 … ${a.ids.length - 1}: on the first token ${fmt.sig(a.first_token_share, 3)}, on the previous token ${fmt.sig(a.previous_token_share, 3)}, on itself ${fmt.sig(a.self_share, 3)}.`,
@@ -1437,6 +1439,22 @@ register('model', {
       if (!live()) return;
       this.fail(e);
     }
+  },
+  /** The last position's movement per layer against the tolerance, at the width the box has. */
+  drawDepth(box) {
+    const r = this.order;
+    const none = r.depth.find((d) => d.pos === 'none');
+    const series = r.depth.map((d, i) => ({
+      name: d.pos === 'rope' ? 'RoPE' : 'no RoPE',
+      points: d.layers.map((l) => [l.layer, Math.log10(Math.max(l.relative_change, 1e-300))]),
+      colour: PALETTE[i],
+    }));
+    series.push({ name: 'tolerance', points: none.layers.map((l) => [l.layer, Math.log10(l.tolerance)]), colour: '#555', dashed: true });
+    put(box, lineChart({ series, xLabel: 'layer', yLabel: 'log10 relative change at the last position', id: 'model-depth', width: chartWidth($('model-order')) }));
+  },
+  resized() {
+    const box = $('model-depth-box');
+    if (box && this.order) this.drawDepth(box);
   },
   orderView(r) {
     const pieceOf = (e) => (e.piece === null ? String(e.id) : e.piece);
@@ -1453,14 +1471,9 @@ register('model', {
       : `first moves after layer ${d.first_moved} (relative change ${fmt.sci(d.layers[d.first_moved].relative_change, 2)} against the tolerance ${fmt.sci(d.layers[d.first_moved].tolerance, 2)})`);
     const none = words('none'), rope = words('rope');
     const bare = r.bare_attention;
-    const chartBox = h('div', { class: 'chart' });
-    const series = r.depth.map((d, i) => ({
-      name: d.pos === 'rope' ? 'RoPE' : 'no RoPE',
-      points: d.layers.map((l) => [l.layer, Math.log10(Math.max(l.relative_change, 1e-300))]),
-      colour: PALETTE[i],
-    }));
-    series.push({ name: 'tolerance', points: none.layers.map((l) => [l.layer, Math.log10(l.tolerance)]), colour: '#555', dashed: true });
-    chartBox.append(lineChart({ series, xLabel: 'layer', yLabel: 'log10 relative change at the last position', id: 'model-depth', width: chartWidth($('model-order')) }));
+    const chartBox = h('div', { class: 'chart', id: 'model-depth-box' });
+    this.order = r;
+    this.drawDepth(chartBox);
     return [
       h('h3', { text: `The text against its permutation [${r.perm.join(', ')}]` }),
       h('div', { class: 'dists' }, ...dist),
