@@ -330,6 +330,58 @@ mod with_feature {
         assert_eq!(server.interrupt(), Some(0));
     }
 
+    /// The Real model panel's requests (the server opens the models known by name; the CLI the
+    /// same file from the cache). Needs the SmolLM2 GGUF (`scripts/fetch-smollm2`): without it a
+    /// visible skip, and a failure under CI.
+    #[test]
+    fn the_model_panels_requests_answer_what_the_cli_prints() {
+        if let Err(e) = attnlab_core::model::locate::resolve("smollm2-135m") {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "the model panel test needs the SmolLM2 GGUF under CI: {e}"
+            );
+            eprintln!("SKIPPED (no model): {e}");
+            return;
+        }
+        let server = start("127.0.0.1:0");
+        for (command, body) in [
+            ("model info", r#"{"model": "smollm2-135m"}"#),
+            (
+                "model tokenize",
+                r#"{"model": "smollm2-135m", "text": "the cat sat on the mat", "values": 0}"#,
+            ),
+            (
+                "model attention",
+                r#"{"model": "smollm2-135m", "text": "the cat sat on the mat", "layer": 0, "head": 3, "pos": "none"}"#,
+            ),
+            (
+                "model order",
+                r#"{"model": "smollm2-135m", "text": "the cat sat on the mat", "top": 5}"#,
+            ),
+            // The panel's refusals: a permutation that is not one, a head the model lacks.
+            (
+                "model order",
+                r#"{"model": "smollm2-135m", "text": "the cat sat on the mat", "perm": "0,0,1", "top": 5}"#,
+            ),
+            (
+                "model attention",
+                r#"{"model": "smollm2-135m", "text": "the cat sat", "layer": 0, "head": 9, "pos": "rope"}"#,
+            ),
+        ] {
+            agree(server.addr, command, body);
+        }
+        // A path is not opened by the server, whatever it names.
+        let a = post(
+            server.addr,
+            "/api/model/info",
+            r#"{"model": "/etc/passwd"}"#,
+        )
+        .unwrap();
+        assert_eq!(a.status, 400, "{}", a.body);
+        assert!(a.body.contains("smollm2-135m"), "{}", a.body);
+        assert_eq!(server.interrupt(), Some(0));
+    }
+
     #[test]
     fn ctrl_c_stops_the_server_cleanly_and_the_page_is_served_until_then() {
         let server = start("127.0.0.1:0");
