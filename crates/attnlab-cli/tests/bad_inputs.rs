@@ -383,6 +383,187 @@ fn model_fixtures(dir: &Path) {
     std::fs::create_dir_all(dir.join("model-dir")).unwrap();
     std::os::unix::fs::symlink("mloop2.gguf", dir.join("mloop1.gguf")).unwrap();
     std::os::unix::fs::symlink("mloop1.gguf", dir.join("mloop2.gguf")).unwrap();
+    let mut g = GgufWriter::new();
+    g.raw_tensor("a", &[16], 0, Some(0), vec![0; 64]);
+    g.raw_tensor("b", &[16], 0, Some(32), vec![0; 64]);
+    w("overlap.gguf", &g.to_bytes());
+    let mut g = GgufWriter::new();
+    g.raw_tensor("t", &[8], 0, Some(4), vec![0; 64]);
+    w("misaligned.gguf", &g.to_bytes());
+    // The first metadata key's length (bytes 24..32) says 2^62 bytes.
+    let mut m = ok.clone();
+    m[24..32].copy_from_slice(&(1u64 << 62).to_le_bytes());
+    w("strlen.gguf", &m);
+    // A metadata array declaring 2^40 u64 elements: the last value of a one-entry file.
+    let mut g = GgufWriter::new();
+    g.meta("bomb", Value::Array(ValueType::U64, vec![Value::U64(7)]));
+    let mut m = g.to_bytes();
+    let at = m.windows(4).position(|x| x == b"bomb").unwrap() + 4 + 4 + 4;
+    m[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    w("arraybomb.gguf", &m);
+    w("full.gguf", &full_gguf().to_bytes());
+    hf_fixtures(dir);
+}
+
+/// A complete (zero-weighted) llama GGUF: 1 layer, d = 32, 2 heads of 16, 1 KV head, FFN 64,
+/// context 128, the 4-token tokenizer of `ok.gguf` — enough for `model predict` and `order`.
+fn full_gguf() -> attnlab_core::model::gguf_write::GgufWriter {
+    use attnlab_core::model::gguf::{Value, ValueType};
+    use attnlab_core::model::gguf_write::GgufWriter;
+    use attnlab_core::model::quant::GgmlType;
+    let mut g = GgufWriter::new();
+    g.llama_meta("llama", [1, 32, 64, 2, 1, 128, 4]);
+    let s = |x: &str| Value::String(x.into());
+    g.meta("tokenizer.ggml.model", s("gpt2"))
+        .meta(
+            "tokenizer.ggml.tokens",
+            Value::Array(ValueType::String, vec![s("a"), s("b"), s("ab"), s("Ġ")]),
+        )
+        .meta(
+            "tokenizer.ggml.merges",
+            Value::Array(ValueType::String, vec![s("a b")]),
+        );
+    let mut t = |name: &str, dims: &[u64]| {
+        let n: u64 = dims.iter().product();
+        let data: Vec<u8> = (0..n)
+            .flat_map(|i| (0.01 * (i % 7) as f32).to_le_bytes())
+            .collect();
+        g.tensor(name, dims, GgmlType::F32, data);
+    };
+    t("token_embd.weight", &[32, 4]);
+    t("output_norm.weight", &[32]);
+    t("blk.0.attn_norm.weight", &[32]);
+    t("blk.0.attn_q.weight", &[32, 32]);
+    t("blk.0.attn_k.weight", &[32, 16]);
+    t("blk.0.attn_v.weight", &[32, 16]);
+    t("blk.0.attn_output.weight", &[32, 32]);
+    t("blk.0.ffn_norm.weight", &[32]);
+    t("blk.0.ffn_gate.weight", &[32, 64]);
+    t("blk.0.ffn_up.weight", &[32, 64]);
+    t("blk.0.ffn_down.weight", &[64, 32]);
+    g
+}
+
+/// A safetensors file of F32 tensors (name, shape), small nonzero values.
+fn st_f32(tensors: &[(&str, Vec<usize>)]) -> Vec<u8> {
+    let mut header = serde_json::Map::new();
+    let mut data = Vec::new();
+    for (name, shape) in tensors {
+        let n: usize = shape.iter().product();
+        let start = data.len();
+        for i in 0..n {
+            data.extend_from_slice(&(0.01 * (i % 5) as f32).to_le_bytes());
+        }
+        header.insert(
+            (*name).to_string(),
+            serde_json::json!({"dtype": "F32", "shape": shape, "data_offsets": [start, data.len()]}),
+        );
+    }
+    safetensors(&serde_json::Value::Object(header).to_string(), &data)
+}
+
+/// The tensors of a 1-layer llama checkpoint with d = 4, 1 head, FFN 8, vocabulary 8.
+fn hf_tensors() -> Vec<(&'static str, Vec<usize>)> {
+    vec![
+        ("model.embed_tokens.weight", vec![8, 4]),
+        ("model.norm.weight", vec![4]),
+        ("model.layers.0.input_layernorm.weight", vec![4]),
+        ("model.layers.0.self_attn.q_proj.weight", vec![4, 4]),
+        ("model.layers.0.self_attn.k_proj.weight", vec![4, 4]),
+        ("model.layers.0.self_attn.v_proj.weight", vec![4, 4]),
+        ("model.layers.0.self_attn.o_proj.weight", vec![4, 4]),
+        ("model.layers.0.post_attention_layernorm.weight", vec![4]),
+        ("model.layers.0.mlp.gate_proj.weight", vec![8, 4]),
+        ("model.layers.0.mlp.up_proj.weight", vec![8, 4]),
+        ("model.layers.0.mlp.down_proj.weight", vec![4, 8]),
+    ]
+}
+
+const HF_CONFIG: &str = r#"{"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+  "hidden_size": 4, "num_attention_heads": 1, "num_key_value_heads": 1, "num_hidden_layers": 1,
+  "intermediate_size": 8, "vocab_size": 8, "max_position_embeddings": 16, "rope_theta": 10000.0,
+  "rms_norm_eps": 1e-6, "tie_word_embeddings": true}"#;
+
+/// Hugging Face checkpoint directories: a small valid one, and ones broken as issue 22 lists.
+fn hf_fixtures(dir: &Path) {
+    let mk = |name: &str, config: &str, files: &[(&str, Vec<u8>)]| {
+        let d = dir.join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("config.json"), config).unwrap();
+        for (f, bytes) in files {
+            std::fs::write(d.join(f), bytes).unwrap();
+        }
+    };
+    let all = st_f32(&hf_tensors());
+    mk("hf-ok", HF_CONFIG, &[("model.safetensors", all.clone())]);
+    let mut missing = hf_tensors();
+    missing.retain(|(n, _)| !n.ends_with("down_proj.weight"));
+    mk(
+        "hf-missing",
+        HF_CONFIG,
+        &[("model.safetensors", st_f32(&missing))],
+    );
+    let mut wrong = hf_tensors();
+    wrong[3].1 = vec![4, 3];
+    mk(
+        "hf-shape",
+        HF_CONFIG,
+        &[("model.safetensors", st_f32(&wrong))],
+    );
+    let mut map = serde_json::Map::new();
+    for (i, (n, _)) in hf_tensors().iter().enumerate() {
+        let shard = if i < 6 {
+            "model-00001-of-00002.safetensors"
+        } else {
+            "model-00002-of-00002.safetensors"
+        };
+        map.insert((*n).to_string(), serde_json::json!(shard));
+    }
+    let index = serde_json::json!({"metadata": {}, "weight_map": map}).to_string();
+    mk(
+        "hf-index",
+        HF_CONFIG,
+        &[
+            ("model.safetensors.index.json", index.into_bytes()),
+            ("model-00001-of-00002.safetensors", all.clone()),
+        ],
+    );
+    mk(
+        "hf-tok",
+        HF_CONFIG,
+        &[
+            ("model.safetensors", all.clone()),
+            (
+                "tokenizer.json",
+                br#"{"version": "1.0", "model": 42}"#.to_vec(),
+            ),
+        ],
+    );
+    mk(
+        "hf-noarch",
+        &HF_CONFIG.replace(
+            r#""architectures": ["LlamaForCausalLM"], "model_type": "llama","#,
+            "",
+        ),
+        &[("model.safetensors", all.clone())],
+    );
+    mk(
+        "hf-arch",
+        &HF_CONFIG
+            .replace("LlamaForCausalLM", "GPT2LMHeadModel")
+            .replace(r#""llama""#, r#""gpt2""#),
+        &[("model.safetensors", all.clone())],
+    );
+    mk(
+        "hf-json",
+        "{\"model_type\": ",
+        &[("model.safetensors", all.clone())],
+    );
+    mk(
+        "hf-cut",
+        HF_CONFIG,
+        &[("model.safetensors", all[..all.len() / 2].to_vec())],
+    );
 }
 
 /// Every case of the matrix.
@@ -1077,6 +1258,171 @@ fn cases() -> Vec<Case> {
                 "llama-2-7b",
             ],
             vec!["several given", "--model"],
+        ),
+    ] {
+        c.push(case(&args, &needles));
+    }
+    for (file, needles) in [
+        ("overlap.gguf", &["overlap.gguf", "overlap"][..]),
+        ("misaligned.gguf", &["misaligned.gguf", "alignment 32"]),
+        ("strlen.gguf", &["strlen.gguf", "metadata key 0"]),
+        (
+            "arraybomb.gguf",
+            &["arraybomb.gguf", "1099511627776 elements"],
+        ),
+    ] {
+        for cmd in [&["model", "info"][..], &["model", "predict", "--ids", "1"]] {
+            let mut args: Vec<&str> = cmd.to_vec();
+            args.extend(["--model", file]);
+            c.push(case(&args, needles));
+        }
+    }
+
+    // 10. Hugging Face checkpoint directories and absurd model options (issue 22 item 4), on
+    // the small fixtures (no cached model needed).
+    for (dir, needles) in [
+        ("hf-missing", &["model.layers.0.mlp.down_proj.weight"][..]),
+        (
+            "hf-shape",
+            &["model.layers.0.self_attn.q_proj.weight", "[4, 4]", "[4, 3]"],
+        ),
+        (
+            "hf-index",
+            &[
+                "model-00002-of-00002.safetensors",
+                "model.safetensors.index.json",
+            ],
+        ),
+        (
+            "hf-noarch",
+            &["config.json", "no model_type or architectures"],
+        ),
+        ("hf-arch", &["gpt2", "llama"]),
+        ("hf-json", &["config.json", "not JSON"]),
+        ("hf-cut", &["model.safetensors", "safetensors"]),
+    ] {
+        c.push(case(
+            &["model", "predict", "--model", dir, "--ids", "1,2"],
+            needles,
+        ));
+        c.push(case(
+            &["model", "order", "--model", dir, "--ids", "1,2,3"],
+            needles,
+        ));
+    }
+    let long_ids = vec!["1"; 17].join(",");
+    let long_text = "ab".repeat(200);
+    for (args, needles) in [
+        (
+            vec!["model", "predict", "--model", "hf-tok", "--text", "a"],
+            vec!["tokenizer.json"],
+        ),
+        (
+            vec!["model", "predict", "--model", "hf-ok", "--ids", "1,99"],
+            vec!["99", "0 to 7"],
+        ),
+        (
+            vec!["model", "predict", "--model", "hf-ok", "--ids", &long_ids],
+            vec!["17", "16"],
+        ),
+        (
+            vec![
+                "model",
+                "predict",
+                "--model",
+                "full.gguf",
+                "--text",
+                &long_text,
+            ],
+            vec!["200", "128"],
+        ),
+        (
+            vec![
+                "model", "predict", "--model", "hf-ok", "--ids", "1", "--top", "0",
+            ],
+            vec!["--top", "at least 1"],
+        ),
+        (
+            vec![
+                "model", "predict", "--model", "hf-ok", "--ids", "1", "--top", "9",
+            ],
+            vec!["--top", "9", "8"],
+        ),
+        (
+            vec![
+                "model",
+                "predict",
+                "--model",
+                "hf-ok",
+                "--ids",
+                "1",
+                "--top",
+                "99999999999999999999999",
+            ],
+            vec!["--top", "99999999999999999999999"],
+        ),
+        (
+            vec![
+                "model",
+                "predict",
+                "--model",
+                "full.gguf",
+                "--ids",
+                "1",
+                "--top",
+                "5",
+            ],
+            vec!["--top", "5", "4"],
+        ),
+        (
+            vec![
+                "model", "order", "--model", "hf-ok", "--ids", "1,2,3", "--perm", "0,0,1",
+            ],
+            vec!["--perm"],
+        ),
+        (
+            vec![
+                "model", "order", "--model", "hf-ok", "--ids", "1,2,3", "--perm", "0,1",
+            ],
+            vec!["--perm"],
+        ),
+        (
+            vec![
+                "model",
+                "order",
+                "--model",
+                "hf-ok",
+                "--ids",
+                "1,2,3",
+                "--perm",
+                "0,1,99999999999999999999",
+            ],
+            vec!["--perm", "99999999999999999999"],
+        ),
+        (
+            vec![
+                "model", "order", "--model", "hf-ok", "--ids", "1,2,3", "--perm", "0,1,2",
+            ],
+            vec!["--perm"],
+        ),
+        (
+            vec![
+                "model", "order", "--model", "hf-ok", "--ids", "1,2,3", "--top", "0",
+            ],
+            vec!["--top", "at least 1"],
+        ),
+        (
+            vec![
+                "model",
+                "order",
+                "--model",
+                "full.gguf",
+                "--ids",
+                &long_ids,
+                "--perm",
+                "0,1",
+            ],
+            vec!["--perm"],
         ),
     ] {
         c.push(case(&args, &needles));
