@@ -6,6 +6,8 @@
 //! limit (`ulimit -v`), and nothing left behind in the fixture directory or changed in it.
 //!
 //! The binary is run through `sh -c 'ulimit -v …; exec …'`, 4 cases at a time.
+//! `ATTNLAB_SHOW_ERRORS=1 cargo test -p attnlab-cli --test bad_inputs -- --nocapture` prints
+//! every case's error line, to read them.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -116,6 +118,14 @@ fn check(c: &Case, fixtures: &Path) -> Result<(), String> {
         if line.contains(bad) {
             return Err(format!("shows {bad:?}: {line:?}"));
         }
+    }
+    if std::env::var_os("ATTNLAB_SHOW_ERRORS").is_some() {
+        let shown: Vec<String> = c
+            .args
+            .iter()
+            .map(|a| attnlab_core::present::text::shorten(a))
+            .collect();
+        eprintln!("{shown:?} → {line}");
     }
     for n in &c.needles {
         if !line.contains(n.as_str()) {
@@ -1318,11 +1328,15 @@ fn cases() -> Vec<Case> {
             vec!["tokenizer.json"],
         ),
         (
-            vec!["model", "predict", "--model", "hf-ok", "--ids", "1,99"],
-            vec!["99", "0 to 7"],
+            vec![
+                "model", "predict", "--model", "hf-ok", "--ids", "1,99", "--top", "2",
+            ],
+            vec!["token id: 99", "below the vocabulary size 8"],
         ),
         (
-            vec!["model", "predict", "--model", "hf-ok", "--ids", &long_ids],
+            vec![
+                "model", "predict", "--model", "hf-ok", "--ids", &long_ids, "--top", "2",
+            ],
             vec!["17", "16"],
         ),
         (
@@ -1333,6 +1347,8 @@ fn cases() -> Vec<Case> {
                 "full.gguf",
                 "--text",
                 &long_text,
+                "--top",
+                "2",
             ],
             vec!["200", "128"],
         ),
@@ -1378,7 +1394,7 @@ fn cases() -> Vec<Case> {
             vec![
                 "model", "order", "--model", "hf-ok", "--ids", "1,2,3", "--perm", "0,0,1",
             ],
-            vec!["--perm"],
+            vec!["permutation", "[0, 0, 1]", "exactly once"],
         ),
         (
             vec![
