@@ -122,7 +122,7 @@ fn hostile_clients_get_their_answers_while_normal_requests_keep_answering() {
                 let mut i = 0usize;
                 while !done.load(Ordering::Relaxed) || i < 50 {
                     let t = Instant::now();
-                    let a = if i % 2 == 0 {
+                    let a = if i.is_multiple_of(2) {
                         get(addr, "/api/presets")
                     } else {
                         post(addr, "/api/attend", cheap)
@@ -130,7 +130,7 @@ fn hostile_clients_get_their_answers_while_normal_requests_keep_answering() {
                     .unwrap_or_else(|e| panic!("normal request {i}: {e}"));
                     latencies.lock().unwrap().push(t.elapsed());
                     assert_eq!(a.status, 200, "normal request {i}: {}", a.body);
-                    let want = if i % 2 == 0 {
+                    let want = if i.is_multiple_of(2) {
                         &expected_presets
                     } else {
                         &expected_attend
@@ -217,7 +217,7 @@ fn hostile_clients_get_their_answers_while_normal_requests_keep_answering() {
         for i in 0..FLOOD {
             let answered = answered.clone();
             hostile.push(s.spawn(move || {
-                let a = if i % 3 == 0 {
+                let a = if i.is_multiple_of(3) {
                     post(addr, "/api/attend", cheap)
                 } else {
                     get(addr, "/api/presets")
