@@ -58,6 +58,24 @@ impl Format {
             _ => None,
         }
     }
+
+    /// The format bytes read from a pipe or standard input are in, by their first bytes: a
+    /// zip archive (`.npz`), numpy's magic (`.npy`), a JSON object, or safetensors' 8-byte
+    /// header length followed by `{`.
+    pub fn sniff(bytes: &[u8]) -> Option<Format> {
+        if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
+            return Some(Format::Npz);
+        }
+        if bytes.starts_with(b"\x93NUMPY") {
+            return Some(Format::Npy);
+        }
+        match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{') => return Some(Format::Json),
+            None => return Some(Format::Json),
+            _ => {}
+        }
+        (bytes.len() > 8 && bytes[8] == b'{').then_some(Format::Safetensors)
+    }
 }
 
 /// Loads blocks while counting their memory against the limit.
@@ -338,6 +356,27 @@ impl Blocks {
     /// Unreadable files, FIFOs and devices, unknown formats or block names, non-2-D arrays,
     /// non-finite values, truncated data, blocks over the limits.
     pub fn load_with(path: &Path, limits: &Limits) -> Result<Blocks> {
+        if files::is_stream(path) {
+            // A pipe or standard input: read once through the gate, the format from the name
+            // when it has an extension (`/dev/fd/63` has none), else from the first bytes.
+            let bytes = files::read_input(path, limits)?;
+            let shown = files::shown(path);
+            let format = Format::of(path)
+                .or_else(|| Format::sniff(&bytes))
+                .ok_or_else(|| {
+                    Error::io(
+                        shown,
+                        "the bytes are none of the blocks formats; expected JSON, .npz or .safetensors",
+                    )
+                })?;
+            if format == Format::Npy && Format::of(path).is_none() {
+                return Err(Error::io(
+                    shown,
+                    "a .npy array from a pipe has no name to say which block it is; send a .npz or a JSON object of blocks",
+                ));
+            }
+            return Self::from_bytes(&bytes, format, shown, limits);
+        }
         let mut loader = Loader::new(path, limits);
         match files::entry(path)? {
             Entry::Dir => {

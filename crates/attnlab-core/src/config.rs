@@ -1089,20 +1089,22 @@ pub fn load_config(path: &Path) -> Result<RopeConfig> {
     load_config_with(path, &crate::limits::Limits::default())
 }
 
-/// [`load_config`] through the input gate ([`crate::files`]): a regular file (symbolic links
-/// followed; FIFOs and devices refused at once) of at most `limits.max_file_bytes` bytes.
+/// [`load_config`] through the input gate ([`crate::files::read_input`]): a regular file
+/// (symbolic links followed; devices refused at once), a pipe with a writer (`<(jq …)`), or
+/// standard input for `-`, of at most `limits.max_file_bytes` bytes.
 ///
 /// # Errors
-/// See [`load_config`]; FIFOs, devices, files over the cap.
+/// See [`load_config`]; devices, a pipe with no writer or a silent one, files over the cap.
 pub fn load_config_with(path: &Path, limits: &crate::limits::Limits) -> Result<RopeConfig> {
-    let text = crate::files::read_text(path, limits)?;
+    let text = crate::files::read_input_text(path, limits)?;
+    let shown = crate::files::shown(path);
     let raw: Value = serde_json::from_str(&text).map_err(|e| {
         Error::io(
-            path,
+            shown,
             format!("not valid JSON: {}", crate::text::clip(&e.to_string())),
         )
     })?;
-    RopeConfig::from_json(raw, &crate::text::shorten_path(path))
+    RopeConfig::from_json(raw, &crate::text::shorten_path(shown))
 }
 
 /// The built-in presets: (name, source, rope-relevant fields of the model's public `config.json`).

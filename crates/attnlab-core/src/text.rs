@@ -18,15 +18,25 @@ pub const MAX_ECHO: usize = 80;
 pub fn shorten(s: &str) -> String {
     let total = s.chars().count();
     let mut out = String::new();
-    for c in s.chars().take(MAX_ECHO) {
-        if c.is_control() {
-            out.extend(c.escape_default());
+    // Counted as shown: an escaped control character (`\u{4}`) takes its escape's width, so
+    // a value full of them is cut as short as a plain one (found by the GGUF fuzz target).
+    let mut shown = 0;
+    for (i, c) in s.chars().enumerate() {
+        let piece: String = if c.is_control() {
+            c.escape_default().collect()
         } else {
-            out.push(c);
+            c.to_string()
+        };
+        shown += piece.chars().count();
+        if shown > MAX_ECHO {
+            out.push_str(&format!("… ({total} characters)"));
+            return out;
         }
-    }
-    if total > MAX_ECHO {
-        out.push_str(&format!("… ({total} characters)"));
+        out.push_str(&piece);
+        if i + 1 == MAX_ECHO && total > MAX_ECHO {
+            out.push_str(&format!("… ({total} characters)"));
+            return out;
+        }
     }
     out
 }

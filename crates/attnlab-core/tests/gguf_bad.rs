@@ -354,3 +354,94 @@ fn mutated_files_never_panic() {
         "{opened} opened, {refused_n} refused"
     );
 }
+
+/// A complete 1-layer llama in f32 (d = 32, 2 heads, 1 KV head, FFN 64, vocabulary 4).
+fn full() -> GgufWriter {
+    let mut w = small();
+    let mut t = |name: &str, dims: &[u64]| {
+        let n: u64 = dims.iter().product();
+        let data: Vec<u8> = (0..n)
+            .flat_map(|i| (0.01 * (i % 7) as f32).to_le_bytes())
+            .collect();
+        w.tensor(name, dims, GgmlType::F32, data);
+    };
+    t("blk.0.attn_norm.weight", &[32]);
+    t("blk.0.attn_q.weight", &[32, 32]);
+    t("blk.0.attn_k.weight", &[32, 16]);
+    t("blk.0.attn_v.weight", &[32, 16]);
+    t("blk.0.attn_output.weight", &[32, 32]);
+    t("blk.0.ffn_norm.weight", &[32]);
+    t("blk.0.ffn_gate.weight", &[32, 64]);
+    t("blk.0.ffn_up.weight", &[32, 64]);
+    t("blk.0.ffn_down.weight", &[64, 32]);
+    w
+}
+
+/// Issue 22 item 5: the file is truncated after its header was read and before (and while)
+/// its tensors are. The reader never maps the file (a truncated map would kill the process
+/// with SIGBUS): every tensor is a positioned read after the file's current size is checked,
+/// so loading the weights either succeeds or is one error naming the file.
+#[test]
+fn a_model_truncated_between_header_and_tensors_is_an_error_not_a_crash() {
+    use attnlab_core::model::gguf_weights::{load, QkRows};
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = full().to_bytes();
+    let p = write(dir.path(), "shrinking.gguf", &bytes);
+    // Once, deterministically: open, truncate into the tensor data, load.
+    let f = GgufFile::open(&p, &limits()).unwrap();
+    assert!(load(&f, QkRows::HalfSplit, &limits()).is_ok());
+    let data_start = usize::try_from(f.data_start()).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_len((data_start + 100) as u64)
+        .unwrap();
+    let Err(e) = load(&f, QkRows::HalfSplit, &limits()) else {
+        panic!("a file truncated into its tensors loaded");
+    };
+    let e = e.to_string();
+    assert!(
+        e.contains("shrinking.gguf") && e.contains("changed while being read") && !e.contains('\n'),
+        "{e}"
+    );
+    // Then racing: a thread truncates the file to random lengths and restores it while the
+    // weights are loaded again and again from handles opened on the whole file.
+    std::fs::write(&p, &bytes).unwrap();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (mut loaded, mut refused_n) = (0, 0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+            let file = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let cut = rng.random_range(data_start..bytes.len());
+                file.set_len(cut as u64).unwrap();
+                std::thread::sleep(std::time::Duration::from_micros(200));
+                std::fs::write(&p, &bytes).unwrap();
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+        });
+        let f = loop {
+            // The header must be whole when opened; retry until it is.
+            if let Ok(f) = GgufFile::open(&p, &limits()) {
+                if f.size() == bytes.len() as u64 {
+                    break f;
+                }
+            }
+        };
+        for _ in 0..300 {
+            match load(&f, QkRows::HalfSplit, &limits()) {
+                Ok(_) => loaded += 1,
+                Err(e) => {
+                    refused_n += 1;
+                    let m = e.to_string();
+                    assert!(m.contains("shrinking.gguf") && !m.contains('\n'), "{m}");
+                }
+            }
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    eprintln!("truncation race: {loaded} loads succeeded, {refused_n} refused in one line");
+    assert_eq!(loaded + refused_n, 300);
+}

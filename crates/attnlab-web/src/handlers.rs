@@ -7,8 +7,9 @@ use std::time::Duration;
 use attnlab_core::api::{self, Context, Report, Request, COMMANDS};
 use attnlab_core::ErrorKind;
 use axum::body::Body;
+use axum::body::HttpBody;
 use axum::extract::{Path, State};
-use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::Router;
@@ -27,19 +28,36 @@ pub struct Limits {
     pub time_limit: Duration,
     /// Computations running at once (the others wait their turn).
     pub workers: usize,
+    /// Connections served at once; one more is answered 503 and closed ([`crate::serve`]).
+    pub max_connections: usize,
+    /// Longest wait for a request's headers, from the connection's opening or its previous
+    /// answer; past it the connection is closed.
+    pub header_timeout: Duration,
+    /// Longest wait for a request's whole body; past it the answer is 408.
+    pub body_timeout: Duration,
 }
 
 impl Default for Limits {
     /// 1 MiB bodies, 60 s per request (the slowest request within the core's caps, an audit at
-    /// 2³¹ position-planes, takes about 25 s), one worker per core.
+    /// 2³¹ position-planes, takes about 25 s), one worker per core, 256 connections (a
+    /// quarter of the usual 1024 file descriptors), 10 s for headers and 10 s for a body (a
+    /// page sends a few hundred bytes).
     fn default() -> Self {
         Limits {
             body_bytes: 1 << 20,
             time_limit: Duration::from_secs(60),
             workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            max_connections: 256,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
         }
     }
 }
+
+/// Bytes of an oversized body read and dropped before it is answered 413, at most: a client
+/// that sends its whole body before reading (most do) then sees the answer instead of a reset
+/// connection. Past this (or past the body timeout) the connection is closed after the answer.
+pub const DRAIN_BYTES: u64 = 64 << 20;
 
 struct AppState {
     limits: Limits,
@@ -167,6 +185,9 @@ async fn commands(State(st): State<Arc<AppState>>) -> Response {
             "body_bytes": st.limits.body_bytes,
             "time_limit_seconds": st.limits.time_limit.as_secs_f64(),
             "workers": st.limits.workers,
+            "max_connections": st.limits.max_connections,
+            "header_timeout_seconds": st.limits.header_timeout.as_secs_f64(),
+            "body_timeout_seconds": st.limits.body_timeout.as_secs_f64(),
         },
     });
     json_response(StatusCode::OK, body.to_string())
@@ -224,9 +245,14 @@ async fn api(
     Path(path): Path<String>,
     method: Method,
     uri: Uri,
+    headers: HeaderMap,
     body: Body,
 ) -> Response {
     let started = Instant::now();
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
     let Some(command) = COMMANDS.iter().find(|c| url_name(c) == path) else {
         let known: Vec<String> = COMMANDS.iter().map(|c| url_name(c)).collect();
         return error(
@@ -251,18 +277,9 @@ async fn api(
         Ok(v) => v,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
-    let limit = st.limits.body_bytes;
-    let bytes = match axum::body::to_bytes(body, limit).await {
+    let bytes = match read_body(body, declared, &st.limits).await {
         Ok(b) => b,
-        Err(_) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!(
-                    "request body is over the limit of {}; send the options, not data",
-                    human_bytes(limit)
-                ),
-            )
-        }
+        Err(r) => return r,
     };
     let value = if bytes.iter().all(u8::is_ascii_whitespace) {
         serde_json::Value::Object(serde_json::Map::new())
@@ -287,6 +304,102 @@ async fn api(
         return estimate(&st, &request);
     }
     compute(&st, request, view, started).await
+}
+
+/// Reads a request body of at most `limits.body_bytes` within `limits.body_timeout`. A body
+/// over the limit (declared by its `Content-Length` or found while reading) is answered 413
+/// after up to [`DRAIN_BYTES`] of it are read and dropped; a body that does not arrive in
+/// time is answered 408.
+async fn read_body(
+    mut body: Body,
+    declared: Option<u64>,
+    limits: &Limits,
+) -> Result<Vec<u8>, Response> {
+    let limit = limits.body_bytes;
+    let deadline = Instant::now() + limits.body_timeout;
+    let mut bytes = Vec::new();
+    let mut seen: u64 = 0;
+    let mut over = declared.is_some_and(|n| n > limit as u64);
+    let mut ended = false;
+    while !(over && seen > DRAIN_BYTES) {
+        let next = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx));
+        match tokio::time::timeout_at(deadline, next).await {
+            Err(_) if over => break,
+            Err(_) => {
+                let mut r = error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "the request body did not arrive within the server's {} s ({} of it came); send the whole body at once",
+                        attnlab_core::present::number::short(limits.body_timeout.as_secs_f64()),
+                        human_bytes(usize::try_from(seen).unwrap_or(usize::MAX))
+                    ),
+                );
+                close(&mut r);
+                return Err(r);
+            }
+            Ok(None) => {
+                ended = true;
+                break;
+            }
+            Ok(Some(Err(_))) => {
+                // The client went away or sent a malformed body: nobody reads an answer.
+                let mut r = error(
+                    StatusCode::BAD_REQUEST,
+                    "the request body could not be read",
+                );
+                close(&mut r);
+                return Err(r);
+            }
+            Ok(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    seen = seen.saturating_add(data.len() as u64);
+                    if seen > limit as u64 {
+                        over = true;
+                        bytes = Vec::new();
+                    } else {
+                        bytes.extend_from_slice(&data);
+                    }
+                }
+            }
+        }
+    }
+    if !over {
+        return Ok(bytes);
+    }
+    let size = match declared {
+        Some(n) => format!("a body of {}", attnlab_core::present::number::bytes(n)),
+        None => "the body".into(),
+    };
+    let mut r = error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!(
+            "{size} is over this server's limit of {} per request; send the command's options, not data",
+            human_bytes(limit)
+        ),
+    );
+    if !ended {
+        close(&mut r);
+    }
+    Err(r)
+}
+
+/// Marks an answer as the connection's last.
+fn close(r: &mut Response) {
+    r.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+}
+
+/// A budget refusal in the server's words: the core names the CLI option that raises the
+/// limit, which a page's user cannot pass; the server's limits are fixed, so say so.
+fn server_wording(message: &str) -> String {
+    let mut m = message.to_string();
+    for flag in ["--max-memory", "--max-work", "--max-file-size"] {
+        m = m.replace(
+            &format!("(raise it with {flag})"),
+            "(the most this server runs per request; ask for less)",
+        );
+    }
+    m
 }
 
 /// `?estimate=1`: the request's budget (the core's estimate of its peak memory and operations,
@@ -456,6 +569,9 @@ async fn compute(st: &AppState, request: Request, view: View, started: Instant) 
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("internal error rendering the report (a bug in attnlab): {e}"),
         ),
+        Ok(Answer::Err(e)) if e.kind() == ErrorKind::Limit => {
+            error(StatusCode::BAD_REQUEST, server_wording(&e.to_string()))
+        }
         Ok(Answer::Err(e)) => error(StatusCode::BAD_REQUEST, e.to_string()),
         Err(join) => error(
             StatusCode::INTERNAL_SERVER_ERROR,

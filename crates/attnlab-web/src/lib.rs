@@ -14,10 +14,12 @@
 //! * `GET /api/presets` lists the built-in rope presets; `GET /api/commands` the commands and the
 //!   server's limits.
 //! * Errors are `{"error": "<the CLI's one-line message>"}`: 400 for bad input (malformed JSON,
-//!   unknown or wrong-typed fields, values over the core's caps, a body over the size limit, a
-//!   request naming a file), 404 for an unknown command, 503 when the time limit passes (the
-//!   computation is cancelled through [`attnlab_core::api::Context::cancel`]). Input never
-//!   causes a 500; a 500 means a bug.
+//!   unknown or wrong-typed fields, values over the core's caps or its work budget — said in
+//!   the server's words, not the CLI's options — a request naming a file), 413 for a body over
+//!   [`Limits::body_bytes`], 408 for a body slower than [`Limits::body_timeout`], 404 for an
+//!   unknown command, 503 when the time limit passes (the computation is cancelled through
+//!   [`attnlab_core::api::Context::cancel`]) or when [`Limits::max_connections`] are open.
+//!   Input never causes a 500; a 500 means a bug.
 //!
 //! Requests run on tokio's blocking pool with at most [`Limits::workers`] computations at once
 //! (the others wait, within their time limit), with `Context { allow_files: false }`: no request

@@ -1,13 +1,31 @@
 //! Starting and stopping the server: bind, warn about non-loopback addresses, serve until
 //! Ctrl-C, then let running requests finish (their computations are cancelled).
+//!
+//! The accept loop is ours (hyper's HTTP/1 connection on tokio), so that a hostile client
+//! cannot hold the server's resources:
+//! * at most [`Limits::max_connections`] connections are served at once; one more is answered
+//!   at once with 503 and `{"error": …}` naming the limit and closed (at most
+//!   [`REFUSING`] such answers are in flight; past that a connection is closed unanswered), so
+//!   the open file descriptors stay bounded whatever a client opens;
+//! * a connection must send a request's headers within [`Limits::header_timeout`] of opening or
+//!   of its previous answer (hyper's header read timeout, which also closes idle keep-alive
+//!   connections), and its body within [`Limits::body_timeout`] (answered 408 by the handler).
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
 
-use tokio::net::TcpListener;
-use tokio::sync::watch;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, Semaphore};
 
 use crate::handlers::{router_with_shutdown, Limits};
+
+/// Connections over the cap being answered 503 at once, at most (the rest are closed).
+pub const REFUSING: usize = 64;
 
 /// The address `attnlab serve` listens on unless told otherwise (loopback only).
 pub const DEFAULT_ADDR: &str = "127.0.0.1:8787";
@@ -34,13 +52,84 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let (tx, rx) = watch::channel(false);
-    let app = router_with_shutdown(limits, rx);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            let _ = tx.send(true);
-        })
-        .await
+    let app = router_with_shutdown(limits, rx.clone());
+    let connections = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let refusing = Arc::new(Semaphore::new(REFUSING));
+    let mut tasks = tokio::task::JoinSet::new();
+    let shutdown = std::pin::pin!(shutdown);
+    let mut shutdown = shutdown;
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            () = &mut shutdown => break,
+        };
+        while tasks.try_join_next().is_some() {}
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            // Out of file descriptors or a connection reset before it was accepted: wait a
+            // little (the descriptors come back as connections close) and go on.
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                continue;
+            }
+        };
+        let Ok(permit) = Arc::clone(&connections).try_acquire_owned() else {
+            if let Ok(slot) = Arc::clone(&refusing).try_acquire_owned() {
+                tasks.spawn(async move {
+                    let _slot = slot;
+                    refuse(stream, limits.max_connections).await;
+                });
+            }
+            continue;
+        };
+        let service = TowerToHyperService::new(app.clone());
+        let mut down = rx.clone();
+        tasks.spawn(async move {
+            let _permit = permit;
+            let _ = stream.set_nodelay(true);
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_timeout)
+                .keep_alive(true);
+            let conn = builder.serve_connection(TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => return,
+                _ = down.wait_for(|d| *d) => {}
+            }
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        });
+    }
+    let _ = tx.send(true);
+    drop(listener);
+    while tasks.join_next().await.is_some() {}
+    Ok(())
+}
+
+/// Answers a connection over the cap with 503 and closes it: the answer is written, the
+/// sending side shut, and what the client sent read and dropped for up to a second (so the
+/// close does not reset the connection before the client has read the answer).
+async fn refuse(mut stream: TcpStream, cap: usize) {
+    let body = serde_json::json!({
+        "error": format!(
+            "the server has {cap} connections open, its limit; try again when one has closed"
+        )
+    })
+    .to_string();
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\nretry-after: 1\r\n\r\n{body}",
+        body.len()
+    );
+    let linger = async {
+        if stream.write_all(answer.as_bytes()).await.is_ok() {
+            let _ = stream.shutdown().await;
+            let mut sink = [0u8; 4096];
+            while matches!(stream.read(&mut sink).await, Ok(n) if n > 0) {}
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), linger).await;
 }
 
 /// Runs `attnlab serve`: binds `opts.addr`, prints `listening on http://ADDR/` on stderr (a

@@ -191,15 +191,28 @@ async fn values_over_the_cores_caps_are_400s() {
 }
 
 #[tokio::test]
-async fn an_oversized_body_is_a_400_stating_the_limit() {
+async fn an_oversized_body_is_a_413_stating_the_limit() {
     let limits = Limits::default();
     let big = format!(r#"{{"text": "{}"}}"#, "A ".repeat(limits.body_bytes));
     let a = call_with(limits, Method::POST, "/api/attend", big).await;
-    assert_eq!(a.status, StatusCode::BAD_REQUEST);
+    assert_eq!(a.status, StatusCode::PAYLOAD_TOO_LARGE);
     assert!(
-        error_of(&a).contains("over the limit of 1 MiB"),
+        error_of(&a).contains("over this server's limit of 1 MiB per request"),
         "{}",
         a.body
+    );
+}
+
+#[tokio::test]
+async fn budget_refusals_say_what_the_server_allows_not_cli_options() {
+    let a = post("/api/attend", r#"{"n": 4096, "dim": 4096}"#).await;
+    assert_eq!(a.status, StatusCode::BAD_REQUEST, "{}", a.body);
+    let e = error_of(&a);
+    assert!(
+        e.contains("over the limit of 1 GiB")
+            && e.contains("the most this server runs per request")
+            && !e.contains("--max-"),
+        "{e}"
     );
 }
 

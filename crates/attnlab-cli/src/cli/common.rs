@@ -34,7 +34,8 @@ pub struct InputArgs {
     #[arg(long, value_parser = super::common::choice::<RngKind>(), default_value_t = RngKind::Numpy)]
     pub rng: RngKind,
     /// Fixed blocks (E, Wq, Wk, Wv, Wo, X) from a .json, .npy, .npz or .safetensors file, or a
-    /// directory of .npy files; they replace the drawn matrices of the same name.
+    /// directory of .npy files (a pipe or - for standard input: JSON, .npz or .safetensors);
+    /// they replace the drawn matrices of the same name.
     #[arg(long)]
     pub blocks: Option<PathBuf>,
     /// Attention mask.

@@ -62,7 +62,8 @@ pub struct SourceArgs {
     /// Rotary dimension D (even; with --base).
     #[arg(long, allow_hyphen_values = true)]
     dim: Option<String>,
-    /// A Hugging Face config.json.
+    /// A Hugging Face config.json: a file, a pipe such as <(jq … config.json), or - for
+    /// standard input.
     #[arg(long)]
     config: Option<PathBuf>,
     /// A built-in model preset: llama-2-7b, llama-3.1-8b, mistral-7b-v0.1, qwen2-7b-instruct,
@@ -394,7 +395,8 @@ fn audit(a: AuditArgs) -> anyhow::Result<Outcome> {
 /// Options of `attnlab rope engines`.
 #[derive(Debug, clap::Args)]
 pub struct EnginesArgs {
-    /// A Hugging Face config.json.
+    /// A Hugging Face config.json: a file, a pipe such as <(jq … config.json), or - for
+    /// standard input.
     #[arg(long, conflicts_with = "preset")]
     config: Option<PathBuf>,
     /// A built-in model preset (`rope audit --list-presets` lists them).

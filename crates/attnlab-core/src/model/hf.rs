@@ -141,6 +141,15 @@ fn shard_paths(dir: &Path, limits: &Limits) -> Result<Vec<PathBuf>> {
             }
         }
         names.sort();
+        if let Some(absent) = names.iter().find(|n| !dir.join(n).exists()) {
+            return Err(Error::io(
+                &index,
+                format!(
+                    "it names the shard {}, which is not in the directory; expected every shard of its weight_map beside it",
+                    crate::present::text::shorten(absent)
+                ),
+            ));
+        }
         return Ok(names.into_iter().map(|n| dir.join(n)).collect());
     }
     let single = dir.join("model.safetensors");

@@ -239,13 +239,14 @@ impl AnswerSheet {
         Self::load_with(path, &crate::limits::Limits::default())
     }
 
-    /// [`AnswerSheet::load`] through the input gate: a regular file of at most
-    /// `limits.max_file_bytes` bytes ([`crate::files`]).
+    /// [`AnswerSheet::load`] through the input gate: a regular file, a pipe with a writer or
+    /// standard input (`-`), of at most `limits.max_file_bytes` bytes
+    /// ([`crate::files::read_input`]).
     ///
     /// # Errors
-    /// See [`AnswerSheet::load`]; FIFOs, devices, files over the cap.
+    /// See [`AnswerSheet::load`]; devices, a pipe with no writer, files over the cap.
     pub fn load_with(path: &Path, limits: &crate::limits::Limits) -> Result<AnswerSheet> {
-        let text = crate::files::read_text(path, limits)?;
+        let text = crate::files::read_input_text(path, limits)?;
         Self::parse(&text, Syntax::of(path), path)
     }
 

@@ -156,7 +156,7 @@ pub fn run(req: &TokenizeRequest, ctx: &Context) -> Result<TokenizeReport> {
                     "text (this front end does not read files)",
                 ));
             }
-            text_owned = crate::files::read_text(p, &ctx.limits)?;
+            text_owned = crate::files::read_input_text(p, &ctx.limits)?;
             Some(&text_owned)
         }
         _ => None,
