@@ -281,13 +281,15 @@ impl<T: Real> Attention<T> {
         h: ArrayView2<T>,
         qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
     ) -> Result<AttentionOutput<T>> {
-        self.unfused(h, qk, None)
+        self.unfused(h, qk)
     }
 
-    /// The unfused pass ([`Attention::forward_unfused_with`]) with every intermediate: Q, K,
-    /// V before and after the per-head map, and each head's scaled masked scores — the matrices
-    /// a student computes by hand. Its output agrees with the fused [`Attention::forward_with`]
-    /// to rounding (a few ulps; the order of the sums differs).
+    /// The kernel's forward pass with weights ([`Attention::forward_with`]) and every
+    /// intermediate: Q, K, V before and after the per-head map, and each head's scaled masked
+    /// scores — the matrices a student computes by hand. The intermediates are evaluated with
+    /// the operations of the unfused pass ([`Attention::forward_unfused_with`]: ndarray's
+    /// products, `x/√d_k`), so they agree with the kernel's own to rounding (a few ulps; the
+    /// order of the sums differs); the output and weights are the kernel's.
     ///
     /// # Errors
     /// As [`Attention::forward_unfused_with`].
@@ -296,17 +298,82 @@ impl<T: Real> Attention<T> {
         h: ArrayView2<T>,
         qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
     ) -> Result<(AttentionOutput<T>, Trace<T>)> {
-        let mut trace = None;
-        let out = self.unfused(h, qk, Some(&mut trace))?;
-        let trace = trace.ok_or_else(|| Error::invalid("trace", "missing", "a traced pass"))?;
-        Ok((out, trace))
+        let out = self.forward_with(h, qk)?;
+        Ok((out, self.trace(h, qk, true)?))
+    }
+
+    /// The fused output ([`Attention::forward_output_only_with`]) and the intermediates of
+    /// [`Attention::forward_traced`] without the n × n scores (`scores` is empty): what is
+    /// shown when n is too large for a person to read the weights.
+    ///
+    /// # Errors
+    /// As [`Attention::forward_unfused_with`].
+    pub fn forward_projected(
+        &self,
+        h: ArrayView2<T>,
+        qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
+    ) -> Result<(Array2<T>, Trace<T>)> {
+        let out = self.forward_output_only_with(h, qk)?;
+        Ok((out, self.trace(h, qk, false)?))
+    }
+
+    /// The intermediates of the unfused pass (same operations, so the same bits), with each
+    /// head's scores when `scores`.
+    fn trace(
+        &self,
+        h: ArrayView2<T>,
+        qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
+        scores: bool,
+    ) -> Result<Trace<T>> {
+        self.check_input(h)?;
+        let q = h.dot(&self.wq);
+        let k = h.dot(&self.wk);
+        let v = h.dot(&self.wv);
+        let dk = q.ncols() / self.heads;
+        let scale = T::from_f64(dk as f64).sqrt();
+        let mut t = Trace {
+            q_mapped: Array2::zeros(q.dim()),
+            k_mapped: Array2::zeros(k.dim()),
+            q: Array2::zeros((0, 0)),
+            k: Array2::zeros((0, 0)),
+            v,
+            scores: Vec::new(),
+        };
+        for head in 0..self.heads {
+            let cols = s![.., head * dk..(head + 1) * dk];
+            let qh = qk(q.slice(cols))?;
+            let kh = qk(k.slice(cols))?;
+            if qh.dim() != (h.nrows(), dk) || kh.dim() != (h.nrows(), dk) {
+                return Err(Error::shape(
+                    "query/key hook output",
+                    format!("{}×{dk} (its input's shape)", h.nrows()),
+                    format!("{}×{}", qh.nrows(), qh.ncols()),
+                ));
+            }
+            if scores {
+                let mut sc = qh.dot(&kh.t());
+                sc.mapv_inplace(|x| x / scale);
+                if self.mask == Mask::Causal {
+                    for ((i, j), x) in sc.indexed_iter_mut() {
+                        if j > i {
+                            *x = T::from_f64(f64::NEG_INFINITY);
+                        }
+                    }
+                }
+                t.scores.push(sc);
+            }
+            t.q_mapped.slice_mut(cols).assign(&qh);
+            t.k_mapped.slice_mut(cols).assign(&kh);
+        }
+        t.q = q;
+        t.k = k;
+        Ok(t)
     }
 
     fn unfused(
         &self,
         h: ArrayView2<T>,
         qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
-        trace: Option<&mut Option<Trace<T>>>,
     ) -> Result<AttentionOutput<T>> {
         self.check_input(h)?;
         let n = h.nrows();
@@ -318,15 +385,6 @@ impl<T: Real> Attention<T> {
         let scale = T::from_f64(dk as f64).sqrt();
         let mut weights = Vec::with_capacity(self.heads);
         let mut concat = Array2::<T>::zeros((n, v.ncols()));
-        let tracing = trace.is_some();
-        let mut t = Trace {
-            q_mapped: Array2::zeros(if tracing { q.dim() } else { (0, 0) }),
-            k_mapped: Array2::zeros(if tracing { k.dim() } else { (0, 0) }),
-            q: Array2::zeros((0, 0)),
-            k: Array2::zeros((0, 0)),
-            v: Array2::zeros((0, 0)),
-            scores: Vec::new(),
-        };
         for head in 0..self.heads {
             let qh = qk(q.slice(s![.., head * dk..(head + 1) * dk]))?;
             let kh = qk(k.slice(s![.., head * dk..(head + 1) * dk]))?;
@@ -339,15 +397,6 @@ impl<T: Real> Attention<T> {
                     }
                 }
             }
-            if tracing {
-                t.q_mapped
-                    .slice_mut(s![.., head * dk..(head + 1) * dk])
-                    .assign(&qh);
-                t.k_mapped
-                    .slice_mut(s![.., head * dk..(head + 1) * dk])
-                    .assign(&kh);
-                t.scores.push(scores.clone());
-            }
             softmax_rows(&mut scores);
             let out = scores.dot(&v.slice(s![.., head * dv..(head + 1) * dv]));
             concat
@@ -359,12 +408,6 @@ impl<T: Real> Attention<T> {
             Some(wo) => concat.dot(wo),
             None => concat,
         };
-        if let Some(slot) = trace {
-            t.q = q;
-            t.k = k;
-            t.v = v;
-            *slot = Some(t);
-        }
         Ok(AttentionOutput { output, weights })
     }
 
