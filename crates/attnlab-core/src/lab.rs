@@ -447,7 +447,9 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     let layer = bare.attention_layer::<f64>(&inputs)?;
     let first = layer.forward(inputs.x.view())?;
     let (out, mut weights) = (first.output, first.weights);
-    let out_perm = layer.forward(perm.apply_rows(inputs.x.view())?.view())?.output;
+    let out_perm = layer
+        .forward(perm.apply_rows(inputs.x.view())?.view())?
+        .output;
     let permuted_out = perm.apply_rows(out.view())?;
     let diff = compare(out_perm.view(), permuted_out.view())?;
     let check = experiment::symmetry(&bare, &inputs, std::slice::from_ref(&perm), Dtype::F64)?;

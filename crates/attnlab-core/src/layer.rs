@@ -606,7 +606,9 @@ impl LayerSpec {
                 }
                 let rnn = Elman::new(cast(&inputs.wx), cast(&inputs.wh), Array1::zeros(d))?;
                 let pos = self.additive(n, d)?.map(|p| cast::<T>(&p));
-                Box::new(move |h: ArrayView2<T>| rnn.forward(with_positions(h, pos.as_ref())?.view()))
+                Box::new(move |h: ArrayView2<T>| {
+                    rnn.forward(with_positions(h, pos.as_ref())?.view())
+                })
             }
         };
         Ok(Box::new(move |h: ArrayView2<T>| readout.apply(core(h)?)))
@@ -663,7 +665,9 @@ impl<T: Real> AttentionLayer<T> {
         let r = match &self.rope {
             Some(r) => {
                 let positions: Vec<i64> = (0..h.nrows() as i64).collect();
-                f(&self.layer, h.view(), &|x: ArrayView2<T>| r.apply(x, &positions))?
+                f(&self.layer, h.view(), &|x: ArrayView2<T>| {
+                    r.apply(x, &positions)
+                })?
             }
             None => f(&self.layer, h.view(), &|x: ArrayView2<T>| Ok(x.to_owned()))?,
         };

@@ -244,7 +244,9 @@ pub fn predict(text: &str, blocks: Option<&Blocks>) -> Result<Prediction> {
     // from the same call (the unfused operations, `Q·Kᵀ/√d_k`).
     let (mut out, trace) = layer.forward_traced(h.view(), &|x| Ok(x.to_owned()))?;
     let weights = out.weights.swap_remove(0);
-    let crate::attention::Trace { q, k, v, scores, .. } = trace;
+    let crate::attention::Trace {
+        q, k, v, scores, ..
+    } = trace;
     let scores = scores
         .first()
         .map(|raw| {

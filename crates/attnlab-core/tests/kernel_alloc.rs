@@ -39,7 +39,9 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 fn layer(d: usize, heads: usize, mask: Mask) -> Attention<f32> {
-    let w = |k: usize| Array2::from_shape_fn((d, d), |(i, j)| ((i * d + j + k) as f32).sin() / d as f32);
+    let w = |k: usize| {
+        Array2::from_shape_fn((d, d), |(i, j)| ((i * d + j + k) as f32).sin() / d as f32)
+    };
     let wo = (heads > 1).then(|| w(3));
     Attention::multi_head(w(0), w(1), w(2), wo, heads, mask).unwrap()
 }
@@ -72,7 +74,10 @@ fn repeated_forwards_allocate_nothing_per_call() {
     for (n, heads, mask) in [(8, 1, Mask::None), (40, 2, Mask::Causal)] {
         let l = layer(16, heads, mask);
         let made = allocations_over(&l, &x(n, 16), 100);
-        assert_eq!(made, 0, "n = {n}, {heads} heads: {made} allocations in 100 calls");
+        assert_eq!(
+            made, 0,
+            "n = {n}, {heads} heads: {made} allocations in 100 calls"
+        );
     }
     // Large enough for the pool: bounded by rayon's injector blocks, not by the calls.
     for (heads, mask) in [(1, Mask::None), (2, Mask::Causal)] {

@@ -436,7 +436,14 @@ fn run_command(py: Python<'_>, command: &str, options: &str) -> PyResult<(String
 /// buffers (Q, K, V, their packed copies, the heads and the output: `8·n·d_max` values) and,
 /// with the weights, each head's n × n matrix twice (the kernel's and the stacked array
 /// returned). Refused before anything is allocated, as a `MemoryError` naming the estimate.
-fn attention_budget(n: usize, d: usize, width: usize, heads: usize, weights: bool, size: u64) -> u64 {
+fn attention_budget(
+    n: usize,
+    d: usize,
+    width: usize,
+    heads: usize,
+    weights: bool,
+    size: u64,
+) -> u64 {
     use attnlab_core::limits::{product, u};
     let (n, d, w, h) = (u(n), u(d), u(width.max(d)), u(heads));
     let square = if weights { product(&[2, h, n, n]) } else { 0 };

@@ -411,14 +411,7 @@ mod tests {
     use crate::api::layer_input::LayerInput;
 
     fn report(input: LayerInput) -> AttendReport {
-        run(
-            &AttendRequest {
-                input,
-                show: None,
-            },
-            &Context::default(),
-        )
-        .unwrap()
+        run(&AttendRequest { input, show: None }, &Context::default()).unwrap()
     }
 
     /// The intermediates are the layer's own: the traced pass gives the same output as the

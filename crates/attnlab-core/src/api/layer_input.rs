@@ -225,4 +225,3 @@ pub fn fused_forward_budget(n: usize, d: usize, heads: usize) -> Budget {
         .saturating_add(limits::matrices(4, 256, dd.max(256)));
     Budget::new(bytes, full.ops)
 }
-

@@ -723,7 +723,13 @@ fn forward_tile_in<F: Real>(
 /// The weights path for query rows `i0..i1`: writes rows of `A` into `a` (row-major,
 /// `(i1 − i0) × n`) and `O = A·V` for those rows into `o` (`(i1 − i0) × dv`; each entry one
 /// in-order FMA chain over the keys of the returned `A`).
-pub(crate) fn weights_tile<F: Real>(h: &Head<'_, F>, i0: usize, i1: usize, a: &mut [F], o: &mut [F]) {
+pub(crate) fn weights_tile<F: Real>(
+    h: &Head<'_, F>,
+    i0: usize,
+    i1: usize,
+    a: &mut [F],
+    o: &mut [F],
+) {
     let rows = i1 - i0;
     let n = h.n;
     let kend = h.key_end(i1);
