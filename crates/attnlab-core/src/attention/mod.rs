@@ -27,8 +27,9 @@ use crate::{Error, Real, Result};
 pub mod exp;
 pub(crate) mod kernel;
 
-/// The per-head query/key map of [`Attention::forward_with`].
-type QkHook<'a, T> = &'a dyn Fn(ArrayView2<T>) -> Result<Array2<T>>;
+/// The per-head query/key map of [`Attention::forward_with`] (RoPE's rotation by position):
+/// given one head's `n × d_k` queries or keys, the mapped `n × d_k` block.
+pub type QkHook<'a, T> = &'a dyn Fn(ArrayView2<T>) -> Result<Array2<T>>;
 
 crate::choice! {
     /// Which key positions each query may attend to.
@@ -482,7 +483,7 @@ impl<T: Real> Attention<T> {
     pub fn forward_output_into<'w>(
         &self,
         h: ArrayView2<T>,
-        qk: Option<&dyn Fn(ArrayView2<T>) -> Result<Array2<T>>>,
+        qk: Option<QkHook<'_, T>>,
         ws: &'w mut Workspace<T>,
     ) -> Result<ArrayView2<'w, T>> {
         self.check_input(h)?;
