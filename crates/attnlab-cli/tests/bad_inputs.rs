@@ -346,6 +346,13 @@ fn fixtures(dir: &Path) {
     w("wrongWv.json", br#"{"Wv": [[1, 0, 0], [0, 1, 0]]}"#);
     w("wrongU.json", br#"{"U": [[1, 0], [0, 1]]}"#);
     w("wide.json", br#"{"Wq": [[1, 0, 0], [0, 1, 0], [0, 0, 1]]}"#);
+    // An embedding table 100 000 wide (issue 22 item 1): its d × d work products (80 GB) must
+    // be refused by the budget, not by an allocation failure.
+    let row = vec!["0"; 100_000].join(",");
+    w(
+        "wideE.json",
+        format!("{{\"E\": [[{row}], [{row}], [{row}]]}}").as_bytes(),
+    );
     w("notes.txt", b"just text");
     w("big.json", &vec![b' '; 4096]);
     w("latin1.toml", b"embedding_dim = \"caf\xe9\"\n");
@@ -835,7 +842,15 @@ fn cases() -> Vec<Case> {
             vec!["--max-memory", "100", "attend", "--blocks", "overflow.json"],
             vec!["--max-memory"],
         ),
-        (vec!["attend", "--n", "4097"], vec!["--n", "4096"]),
+        // No token cap: the budgets bound n (issue 19).
+        (
+            vec!["attend", "--n", "10000000"],
+            vec!["attend with n = 10000000", "--max-"],
+        ),
+        (
+            vec!["embed", "--blocks", "wideE.json"],
+            vec!["E of 3×100000", "of memory", "--max-memory"],
+        ),
         (vec!["attend", "--dim", "100000"], vec!["--dim"]),
         (
             vec!["equivariance", "--samples", "100001"],
@@ -852,19 +867,11 @@ fn cases() -> Vec<Case> {
     let tokens = vec!["A"; 5000].join(" ");
     c.push(case(
         &["predict", "--text", &tokens],
-        &["--text", "5000 tokens", "4096"],
+        &["predict with 5000 tokens", "--max-memory"],
     ));
     c.push(case(
-        &["embed", "--text", &tokens],
-        &["--text", "5000 tokens"],
-    ));
-    c.push(case(
-        &["attend", "--text", &tokens],
-        &["--text", "5000 tokens"],
-    ));
-    c.push(case(
-        &["equivariance", "--text", &tokens],
-        &["--text", "5000 tokens"],
+        &["attend", "--text", &tokens, "--show", "weights"],
+        &["--show weights", "n = 5000 tokens", "n ≤ 256"],
     ));
 
     // Configs, through every rope command that reads one.

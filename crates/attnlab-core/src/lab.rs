@@ -441,13 +441,19 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
     };
     let perm = Permutation::new(perm_list.clone())?;
     let bare = LayerSpec::default();
-    let f = bare.build::<f64>(&inputs)?;
-    let out = f(inputs.x.view())?;
-    let out_perm = f(perm.apply_rows(inputs.x.view())?.view())?;
+    // The output and the weights shown below from one pass of the kernel's weights path (the
+    // output is A·V with the very A shown); the permuted input through the same path, so the
+    // two outputs compared differ only by what the permutation does.
+    let layer = bare.attention_layer::<f64>(&inputs)?;
+    let first = layer.forward(inputs.x.view())?;
+    let (out, mut weights) = (first.output, first.weights);
+    let out_perm = layer
+        .forward(perm.apply_rows(inputs.x.view())?.view())?
+        .output;
     let permuted_out = perm.apply_rows(out.view())?;
     let diff = compare(out_perm.view(), permuted_out.view())?;
     let check = experiment::symmetry(&bare, &inputs, std::slice::from_ref(&perm), Dtype::F64)?;
-    let weights = bare.weights_fn::<f64>(&inputs, 0)?(inputs.x.view())?;
+    let weights = weights.swap_remove(0);
     let a = PermutedOutput {
         perm: perm_list.clone(),
         out_perm,

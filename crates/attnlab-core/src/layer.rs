@@ -22,10 +22,8 @@ use crate::rng::RngKind;
 use crate::tokenizer::Vocabulary;
 use crate::{Error, Real, Result};
 
-/// Largest sequence length accepted: a 4096² f64 score matrix is 128 MiB, and a check keeps a
-/// handful of them alive at once.
-pub const MAX_TOKENS: usize = 4_096;
-/// Largest model width accepted.
+/// Largest model width accepted. (The sequence length has no cap of its own: the memory and
+/// work budgets of each command bound it, from everything the request implies.)
 pub const MAX_DIM: usize = 4_096;
 
 /// How the inputs of a run are obtained.
@@ -161,23 +159,6 @@ impl InputSpec {
         };
         if n == 0 {
             return Err(Error::invalid("--n", 0, "at least 1 token"));
-        }
-        // The n × n score matrix and the d × d projections must fit in memory comfortably.
-        if n > MAX_TOKENS {
-            let what = if self.text.is_some() {
-                "--text"
-            } else if fixed.is_some() {
-                "block X"
-            } else {
-                "--n"
-            };
-            return Err(Error::invalid(
-                what,
-                format!("{n} tokens"),
-                format!(
-                    "at most {MAX_TOKENS} tokens (the n×n score matrix would not fit in memory)"
-                ),
-            ));
         }
         if d > MAX_DIM {
             let what = match fixed {
@@ -465,6 +446,31 @@ impl LayerSpec {
         Ok(Rotary::from_frequencies(&freqs, Layout::HalfSplit))
     }
 
+    /// The attention layer with its positions, assembled once: every attention path below
+    /// (output only, output and weights, every intermediate) runs on it.
+    ///
+    /// # Errors
+    /// Not an attention layer, or shapes that do not fit.
+    pub fn attention_layer<T: Real>(&self, inputs: &Inputs) -> Result<AttentionLayer<T>> {
+        if self.kind != LayerKind::Attention {
+            return Err(Error::invalid(
+                "layer",
+                "rnn",
+                "an attention layer (only attention has a weight matrix)",
+            ));
+        }
+        let (n, d) = inputs.x.dim();
+        Ok(AttentionLayer {
+            layer: self.attention::<T>(inputs)?,
+            pos: self.additive(n, d)?.map(|p| cast::<T>(&p)),
+            rope: if self.pos == PosKind::Rope {
+                Some(self.rope(self.head_dim(inputs))?)
+            } else {
+                None
+            },
+        })
+    }
+
     /// The attention weights of head `head` as a function of `H` (positions and mask applied).
     ///
     /// # Errors
@@ -481,15 +487,15 @@ impl LayerSpec {
                 format!("0..{} (the number of heads)", inputs.heads),
             ));
         }
-        let full = self.attention_fn::<T>(inputs)?;
+        let layer = self.attention_layer::<T>(inputs)?;
         Ok(Box::new(move |h: ArrayView2<T>| {
-            let mut out = full(h)?;
+            let mut out = layer.forward(h)?;
             Ok(out.weights.swap_remove(head))
         }))
     }
 
     /// The attention layer with its positions as a function of `H`, returning the output and
-    /// every head's weights from one forward pass.
+    /// every head's weights from one forward pass ([`AttentionLayer::forward`]).
     ///
     /// # Errors
     /// Not an attention layer, or shapes that do not fit.
@@ -499,35 +505,8 @@ impl LayerSpec {
         inputs: &'a Inputs,
     ) -> Result<Box<dyn Fn(ArrayView2<T>) -> Result<crate::attention::AttentionOutput<T>> + 'a>>
     {
-        if self.kind != LayerKind::Attention {
-            return Err(Error::invalid(
-                "layer",
-                "rnn",
-                "an attention layer (only attention has a weight matrix)",
-            ));
-        }
-        let layer = self.attention::<T>(inputs)?;
-        let n = inputs.x.nrows();
-        let pos = self.additive(n, inputs.x.ncols())?.map(|p| cast::<T>(&p));
-        let rope = if self.pos == PosKind::Rope {
-            Some(self.rope(self.head_dim(inputs))?)
-        } else {
-            None
-        };
-        Ok(Box::new(move |h: ArrayView2<T>| {
-            let h = match &pos {
-                Some(p) => &h + p,
-                None => h.to_owned(),
-            };
-            let out = match &rope {
-                Some(r) => {
-                    let positions: Vec<i64> = (0..h.nrows() as i64).collect();
-                    layer.forward_with(h.view(), &|x: ArrayView2<T>| r.apply(x, &positions))?
-                }
-                None => layer.forward(h.view())?,
-            };
-            Ok(out)
-        }))
+        let layer = self.attention_layer::<T>(inputs)?;
+        Ok(Box::new(move |h: ArrayView2<T>| layer.forward(h)))
     }
 
     /// The positional table this spec adds to the input (n × d): the index signal, the
@@ -541,9 +520,7 @@ impl LayerSpec {
     }
 
     /// One forward pass of the attention layer on `inputs.x` in dtype `T` with every
-    /// intermediate: the input after the additive positions, the output and weights, and the
-    /// [`crate::attention::Trace`] (Q, K, V, the rotated queries and keys under RoPE, the scaled
-    /// masked scores). The same computation as [`LayerSpec::attention_fn`].
+    /// intermediate ([`AttentionLayer::traced`]).
     ///
     /// # Errors
     /// As [`LayerSpec::attention_fn`].
@@ -556,28 +533,8 @@ impl LayerSpec {
         crate::attention::AttentionOutput<T>,
         crate::attention::Trace<T>,
     )> {
-        if self.kind != LayerKind::Attention {
-            return Err(Error::invalid(
-                "layer",
-                "rnn",
-                "an attention layer (only attention has a weight matrix)",
-            ));
-        }
-        let layer = self.attention::<T>(inputs)?;
-        let (n, d) = inputs.x.dim();
-        let x = cast::<T>(&inputs.x);
-        let h = match self.additive(n, d)? {
-            Some(p) => &x + &cast::<T>(&p),
-            None => x,
-        };
-        let (out, trace) = if self.pos == PosKind::Rope {
-            let r = self.rope(self.head_dim(inputs))?;
-            let positions: Vec<i64> = (0..n as i64).collect();
-            layer.forward_traced(h.view(), &|x: ArrayView2<T>| r.apply(x, &positions))?
-        } else {
-            layer.forward_traced(h.view(), &|x: ArrayView2<T>| Ok(x.to_owned()))?
-        };
-        Ok((h, out, trace))
+        self.attention_layer::<T>(inputs)?
+            .traced(cast::<T>(&inputs.x).view())
     }
 
     /// The full layer (positions, layer, readout) in dtype `T` as a function of `H`. Attention
@@ -617,30 +574,16 @@ impl LayerSpec {
                 ));
             }
         }
-        let pos = self.additive(n, d)?.map(|p| cast::<T>(&p));
         let readout = self.readout;
         let core: LayerFn<'a, T> = match self.kind {
             LayerKind::Attention => {
-                let layer = self.attention::<T>(inputs)?;
-                let rope = if self.pos == PosKind::Rope {
-                    Some(self.rope(self.head_dim(inputs))?)
-                } else {
-                    None
-                };
-                Box::new(move |h: ArrayView2<T>| match (&rope, with_weights) {
-                    (Some(r), true) => {
-                        let positions: Vec<i64> = (0..h.nrows() as i64).collect();
-                        Ok(layer
-                            .forward_with(h, &|x: ArrayView2<T>| r.apply(x, &positions))?
-                            .output)
+                let layer = self.attention_layer::<T>(inputs)?;
+                Box::new(move |h: ArrayView2<T>| {
+                    if with_weights {
+                        Ok(layer.forward(h)?.output)
+                    } else {
+                        layer.output(h)
                     }
-                    (Some(r), false) => {
-                        let positions: Vec<i64> = (0..h.nrows() as i64).collect();
-                        layer
-                            .forward_output_only_with(h, &|x: ArrayView2<T>| r.apply(x, &positions))
-                    }
-                    (None, true) => Ok(layer.forward(h)?.output),
-                    (None, false) => layer.forward_output_only(h),
                 })
             }
             LayerKind::Rnn => {
@@ -662,25 +605,140 @@ impl LayerSpec {
                     ));
                 }
                 let rnn = Elman::new(cast(&inputs.wx), cast(&inputs.wh), Array1::zeros(d))?;
-                Box::new(move |h: ArrayView2<T>| rnn.forward(h))
+                let pos = self.additive(n, d)?.map(|p| cast::<T>(&p));
+                Box::new(move |h: ArrayView2<T>| {
+                    rnn.forward(with_positions(h, pos.as_ref())?.view())
+                })
             }
         };
-        Ok(Box::new(move |h: ArrayView2<T>| {
-            let out = match &pos {
-                Some(p) => {
-                    if h.dim() != p.dim() {
-                        return Err(Error::shape(
-                            "positional matrix",
-                            format!("{:?}", p.dim()),
-                            format!("{:?}", h.dim()),
-                        ));
-                    }
-                    core((&h + p).view())?
-                }
-                None => core(h)?,
-            };
-            readout.apply(out)
-        }))
+        Ok(Box::new(move |h: ArrayView2<T>| readout.apply(core(h)?)))
+    }
+}
+
+/// `H + P` for an additive positional table `P` (a copy of `H` without one).
+fn with_positions<T: Real>(h: ArrayView2<T>, pos: Option<&Array2<T>>) -> Result<Array2<T>> {
+    match pos {
+        Some(p) if h.dim() != p.dim() => Err(Error::shape(
+            "positional matrix",
+            format!("{:?}", p.dim()),
+            format!("{:?}", h.dim()),
+        )),
+        Some(p) => Ok(&h + p),
+        None => Ok(h.to_owned()),
+    }
+}
+
+/// An attention layer of a [`LayerSpec`] with its positions, assembled once
+/// ([`LayerSpec::attention_layer`]): the additive table added to `H`, then the layer, whose
+/// per-head query/key map is the rotary rotation by position under `--pos rope`.
+#[derive(Debug, Clone)]
+pub struct AttentionLayer<T> {
+    layer: Attention<T>,
+    pos: Option<Array2<T>>,
+    rope: Option<Rotary>,
+}
+
+impl<T: Real> AttentionLayer<T> {
+    /// The layer itself (projections, heads, mask).
+    pub fn attention(&self) -> &Attention<T> {
+        &self.layer
+    }
+
+    /// `H` after the additive positions (a copy of `H` without them).
+    ///
+    /// # Errors
+    /// `H` does not have the table's shape.
+    pub fn input(&self, h: ArrayView2<T>) -> Result<Array2<T>> {
+        with_positions(h, self.pos.as_ref())
+    }
+
+    fn run<R>(
+        &self,
+        h: ArrayView2<T>,
+        f: impl FnOnce(
+            &Attention<T>,
+            ArrayView2<T>,
+            &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
+        ) -> Result<R>,
+    ) -> Result<(Array2<T>, R)> {
+        let h = self.input(h)?;
+        let r = match &self.rope {
+            Some(r) => {
+                let positions: Vec<i64> = (0..h.nrows() as i64).collect();
+                f(&self.layer, h.view(), &|x: ArrayView2<T>| {
+                    r.apply(x, &positions)
+                })?
+            }
+            None => f(&self.layer, h.view(), &|x: ArrayView2<T>| Ok(x.to_owned()))?,
+        };
+        Ok((h, r))
+    }
+
+    /// The output only, from the fused online-softmax kernel
+    /// ([`Attention::forward_output_only`]: no n × n matrix is formed).
+    ///
+    /// # Errors
+    /// Shapes that do not fit.
+    pub fn output(&self, h: ArrayView2<T>) -> Result<Array2<T>> {
+        let h = self.input(h)?;
+        match &self.rope {
+            Some(r) => {
+                let positions: Vec<i64> = (0..h.nrows() as i64).collect();
+                self.layer
+                    .forward_output_only_with(h.view(), &|x: ArrayView2<T>| r.apply(x, &positions))
+            }
+            None => self.layer.forward_output_only(h.view()),
+        }
+    }
+
+    /// The output and every head's weights from one pass of the kernel's weights path
+    /// ([`Attention::forward`]; the output is `A·V` with the returned `A`).
+    ///
+    /// # Errors
+    /// Shapes that do not fit.
+    pub fn forward(&self, h: ArrayView2<T>) -> Result<crate::attention::AttentionOutput<T>> {
+        let h = self.input(h)?;
+        match &self.rope {
+            Some(r) => {
+                let positions: Vec<i64> = (0..h.nrows() as i64).collect();
+                self.layer
+                    .forward_with(h.view(), &|x: ArrayView2<T>| r.apply(x, &positions))
+            }
+            None => self.layer.forward(h.view()),
+        }
+    }
+
+    /// The input after the positions, the output and weights ([`AttentionLayer::forward`]) and
+    /// every intermediate ([`Attention::forward_traced`]: Q, K, V, the rotated queries and keys
+    /// under RoPE, the scaled masked scores).
+    ///
+    /// # Errors
+    /// Shapes that do not fit.
+    #[allow(clippy::type_complexity)]
+    pub fn traced(
+        &self,
+        h: ArrayView2<T>,
+    ) -> Result<(
+        Array2<T>,
+        crate::attention::AttentionOutput<T>,
+        crate::attention::Trace<T>,
+    )> {
+        let (h, (out, trace)) = self.run(h, |l, h, qk| l.forward_traced(h, qk))?;
+        Ok((h, out, trace))
+    }
+
+    /// The output from the fused kernel and the intermediates without the n × n scores
+    /// ([`Attention::forward_projected`]): what a front end shows when n is too large for a
+    /// person to read the weights.
+    ///
+    /// # Errors
+    /// Shapes that do not fit.
+    pub fn projected(
+        &self,
+        h: ArrayView2<T>,
+    ) -> Result<(Array2<T>, Array2<T>, crate::attention::Trace<T>)> {
+        let (h, (out, trace)) = self.run(h, |l, h, qk| l.forward_projected(h, qk))?;
+        Ok((h, out, trace))
     }
 }
 

@@ -240,25 +240,28 @@ pub fn predict(text: &str, blocks: Option<&Blocks>) -> Result<Prediction> {
         });
     }
     let layer = Attention::single(wq.clone(), wk.clone(), wv.clone(), Mask::Causal)?;
-    let out = layer.forward(h.view())?;
-    let weights = out.weights[0].clone();
-    // The intermediates the layer does not return, evaluated with the same operations it uses.
-    let q = h.dot(&wq);
-    let k = h.dot(&wk);
-    let v = h.dot(&wv);
-    let scale = (dk as f64).sqrt();
-    let raw = q.dot(&k.t()).mapv(|x| x / scale);
-    let scores = raw
-        .rows()
-        .into_iter()
-        .enumerate()
-        .map(|(i, row)| {
-            row.iter()
+    // One pass: the output and weights from the kernel, Q, K, V and the scaled masked scores
+    // from the same call (the unfused operations, `Q·Kᵀ/√d_k`).
+    let (mut out, trace) = layer.forward_traced(h.view(), &|x| Ok(x.to_owned()))?;
+    let weights = out.weights.swap_remove(0);
+    let crate::attention::Trace {
+        q, k, v, scores, ..
+    } = trace;
+    let scores = scores
+        .first()
+        .map(|raw| {
+            raw.rows()
+                .into_iter()
                 .enumerate()
-                .map(|(j, &x)| (j <= i).then_some(x))
+                .map(|(i, row)| {
+                    row.iter()
+                        .enumerate()
+                        .map(|(j, &x)| (j <= i).then_some(x))
+                        .collect()
+                })
                 .collect()
         })
-        .collect();
+        .unwrap_or_default();
     let n = h.nrows();
     let readout = row_readout(out.output.view(), n - 1)?;
     let logits = readout.dot(&u);

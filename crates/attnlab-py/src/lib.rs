@@ -33,8 +33,8 @@ use numpy::{
     PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{
-    PyException, PyFileNotFoundError, PyKeyboardInterrupt, PyOSError, PyRuntimeError, PyTypeError,
-    PyValueError,
+    PyException, PyFileNotFoundError, PyKeyboardInterrupt, PyMemoryError, PyOSError,
+    PyRuntimeError, PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -432,13 +432,36 @@ fn run_command(py: Python<'_>, command: &str, options: &str) -> PyResult<(String
     Ok((json, text))
 }
 
+/// What `attention` needs in memory: the copies of X and the projections, the fused kernel's
+/// buffers (Q, K, V, their packed copies, the heads and the output: `8·n·d_max` values) and,
+/// with the weights, each head's n × n matrix twice (the kernel's and the stacked array
+/// returned). Refused before anything is allocated, as a `MemoryError` naming the estimate.
+fn attention_budget(
+    n: usize,
+    d: usize,
+    width: usize,
+    heads: usize,
+    weights: bool,
+    size: u64,
+) -> u64 {
+    use attnlab_core::limits::{product, u};
+    let (n, d, w, h) = (u(n), u(d), u(width.max(d)), u(heads));
+    let square = if weights { product(&[2, h, n, n]) } else { 0 };
+    product(&[n, d])
+        .saturating_add(product(&[4, d, w]))
+        .saturating_add(product(&[8, n, w]))
+        .saturating_add(square)
+        .saturating_mul(size)
+}
+
 fn forward<T: Real + Element>(
     x: Array2<T>,
     [wq, wk, wv]: [Array2<T>; 3],
     wo: Option<Array2<T>>,
     heads: usize,
     mask: Mask,
-) -> attnlab_core::Result<(Array2<T>, Array3<T>)> {
+    want_weights: bool,
+) -> attnlab_core::Result<(Array2<T>, Option<Array3<T>>)> {
     let names = ["X", "Wq", "Wk", "Wv"];
     for (name, a) in names.iter().zip([&x, &wq, &wk, &wv]) {
         attnlab_core::numeric::require_finite(name, a.view())?;
@@ -447,14 +470,18 @@ fn forward<T: Real + Element>(
         attnlab_core::numeric::require_finite("Wo", o.view())?;
     }
     let layer = Attention::multi_head(wq, wk, wv, wo, heads, mask)?;
-    let out = layer.forward(x.view())?;
-    let views: Vec<_> = out.weights.iter().map(|w| w.view()).collect();
-    let weights = ndarray::stack(Axis(0), &views)
-        .map_err(|e| Error::shape("attention weights", "equal shapes", e))?;
-    if out
-        .output
+    let (output, weights) = if want_weights {
+        let out = layer.forward(x.view())?;
+        let views: Vec<_> = out.weights.iter().map(|w| w.view()).collect();
+        let weights = ndarray::stack(Axis(0), &views)
+            .map_err(|e| Error::shape("attention weights", "equal shapes", e))?;
+        (out.output, Some(weights))
+    } else {
+        (layer.forward_output_only(x.view())?, None)
+    };
+    if output
         .iter()
-        .chain(weights.iter())
+        .chain(weights.iter().flatten())
         .any(|v| !v.is_finite())
     {
         return Err(Error::non_finite(
@@ -462,12 +489,13 @@ fn forward<T: Real + Element>(
             "the inputs overflow the dtype (scale them down, or use float64)",
         ));
     }
-    Ok((out.output, weights))
+    Ok((output, weights))
 }
 
-/// `(output, weights)` of scaled dot-product self-attention; weights are (heads, n, n).
+/// `(output, weights)` of scaled dot-product self-attention; weights are (heads, n, n), or
+/// `None` without `weights` (the fused kernel, which never forms them).
 #[pyfunction]
-#[pyo3(signature = (x, wq, wk, wv, heads, wo, mask))]
+#[pyo3(signature = (x, wq, wk, wv, heads, wo, mask, weights=true, max_memory=None))]
 #[allow(clippy::too_many_arguments)]
 fn attention<'py>(
     py: Python<'py>,
@@ -478,8 +506,43 @@ fn attention<'py>(
     heads: usize,
     wo: Option<Bound<'py, PyAny>>,
     mask: Option<&str>,
+    weights: bool,
+    max_memory: Option<u64>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let mask = choice::<Mask>(mask)?;
+    // The budget first, from the shapes alone (before any copy): an n of 60 000 with weights
+    // is a MemoryError here, not an allocation failure that aborts the interpreter.
+    // (Inputs that are not 2-D arrays count as empty here; `matrix` names them below.)
+    let shape = |obj: &Bound<'py, PyAny>| match as_ndarray(py, obj) {
+        Ok(a) if a.ndim() == 2 => (a.shape()[0], a.shape()[1], a.dtype().itemsize() as u64),
+        _ => (0, 0, 8),
+    };
+    let (n, d, size) = shape(&x);
+    let width = [&wq, &wk, &wv]
+        .iter()
+        .map(|w| shape(w).1)
+        .max()
+        .unwrap_or(0);
+    let limit = max_memory.unwrap_or(attnlab_core::limits::DEFAULT_MAX_MEMORY);
+    let need = attention_budget(n, d, width, heads.max(1), weights, size.max(4));
+    if need > limit {
+        let fused = attention_budget(n, d, width, heads.max(1), false, size.max(4));
+        let hint = if weights && fused <= limit {
+            format!(
+                "; weights=False needs about {} (the fused kernel never forms the {n}×{n} weights)",
+                attnlab_core::number::bytes(fused)
+            )
+        } else {
+            String::new()
+        };
+        return Err(PyMemoryError::new_err(format!(
+            "attention with n = {n}, d = {d}, {heads} head{}{} would need about {} of memory, over the limit of {} (raise it with max_memory=…){hint}",
+            if heads == 1 { "" } else { "s" },
+            if weights { ", weights=True" } else { "" },
+            attnlab_core::number::bytes(need),
+            attnlab_core::number::bytes(limit)
+        )));
+    }
     let x = matrix(py, "X", &x)?;
     let mut ws = Vec::new();
     for (name, w) in [("Wq", &wq), ("Wk", &wk), ("Wv", &wv)] {
@@ -510,11 +573,14 @@ fn attention<'py>(
             ];
             let wo = wo.map(|(_, m)| take(m));
             let (out, weights) = py
-                .detach(|| forward($x, w, wo, heads, mask))
+                .detach(|| forward($x, w, wo, heads, mask, weights))
                 .map_err(|e| core_error(&e))?;
             (
                 out.into_pyarray(py).into_any(),
-                weights.into_pyarray(py).into_any(),
+                match weights {
+                    Some(w) => w.into_pyarray(py).into_any(),
+                    None => py.None().into_bound(py),
+                },
             )
         }};
     }

@@ -15,7 +15,8 @@ pub struct AttendArgs {
     /// The parts of the pass to print, comma-separated, in any order (they are shown in the
     /// order of the computation): inputs, positions (the table added), projections (Wq, Wk,
     /// Wv), qkv (Q, K, V; rotated under RoPE), scores (Q·Kᵀ/√d_k), weights, output; or all
-    /// [default: inputs,weights,output]. --json always holds every part.
+    /// [default: inputs,weights,output]. The n×n scores and weights are formed only when
+    /// shown, for n ≤ 256 (without --show, larger n skip them); --json holds every part formed.
     #[arg(long, value_name = "PARTS", value_delimiter = ',', value_parser = parts_parser())]
     pub show: Vec<Parts>,
 }
@@ -44,28 +45,33 @@ fn parts_parser() -> impl clap::builder::TypedValueParser<Value = Parts> {
 }
 
 pub fn run(args: AttendArgs) -> anyhow::Result<Outcome> {
+    // The parts asked for, in the request too: the n × n scores and weights are formed only
+    // when shown (and refused for n past what a person can read).
+    let parts: Option<Vec<AttendPart>> = (!args.show.is_empty()).then(|| {
+        if args.show.iter().any(|p| matches!(p, Parts::All)) {
+            AttendPart::ALL.to_vec()
+        } else {
+            args.show
+                .iter()
+                .filter_map(|p| match p {
+                    Parts::One(p) => Some(*p),
+                    Parts::All => None,
+                })
+                .collect()
+        }
+    });
     let request = Request::Attend(AttendRequest {
         input: args.input.layer_input(),
+        show: parts.clone(),
     });
     let report = run_with_progress(&request)?;
     let show = Show {
         json: args.input.json,
         plot_dir: args.input.plot.as_deref(),
     };
-    let text = match &report {
-        Report::Attend(r) if !args.show.is_empty() && !args.input.json => {
-            let parts: Vec<AttendPart> = if args.show.iter().any(|p| matches!(p, Parts::All)) {
-                AttendPart::ALL.to_vec()
-            } else {
-                args.show
-                    .iter()
-                    .filter_map(|p| match p {
-                        Parts::One(p) => Some(*p),
-                        Parts::All => None,
-                    })
-                    .collect()
-            };
-            Some(attnlab_render::text::attend::render_parts(r, &parts))
+    let text = match (&report, &parts) {
+        (Report::Attend(r), Some(parts)) if !args.input.json => {
+            Some(attnlab_render::text::attend::render_parts(r, parts))
         }
         _ => (!args.input.json).then(|| attnlab_render::text::render(&report)),
     };

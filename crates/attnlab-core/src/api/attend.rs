@@ -22,7 +22,17 @@ pub struct AttendRequest {
     /// The layer's inputs and set-up.
     #[serde(flatten)]
     pub input: LayerInput,
+    /// The parts the caller will show (`--show`); absent: every part, with the n × n scores and
+    /// weights formed only for n ≤ [`MAX_READABLE_TOKENS`]. Naming `scores` or `weights` for a
+    /// larger n is refused; a list without them never forms an n × n matrix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub show: Option<Vec<AttendPart>>,
 }
+
+/// The largest n whose n × n scores and weights are formed: a 256 × 256 heat map is about the
+/// most a person can read (a pixel or two per weight), and the output never needs them (the
+/// fused kernel computes it without). Larger n still run, within the budgets.
+pub const MAX_READABLE_TOKENS: usize = 256;
 
 crate::choice! {
     /// The parts of a forward pass a front end can show (`attnlab attend --show`).
@@ -115,7 +125,8 @@ pub struct AttendReport {
     /// Every head's scaled scores (only with several heads).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scores_per_head: Option<Vec<Vec<Vec<Option<f64>>>>>,
-    /// The weights of head 0 (the only head of a single-head layer).
+    /// The weights of head 0 (the only head of a single-head layer); empty when they were not
+    /// formed ([`AttendReport::weights_formed`]), as `scores` is.
     #[serde(serialize_with = "rows")]
     pub weights: Array2<f64>,
     /// Every head's weights (only with several heads).
@@ -135,9 +146,19 @@ impl AttendReport {
         Outcome::Holds
     }
 
+    /// Whether the n × n scores and weights were formed (asked for with `--show`, or by default
+    /// for n ≤ [`MAX_READABLE_TOKENS`]); when not, `scores` and `weights` are empty and
+    /// `weights_per_head` and `scores_per_head` absent.
+    pub fn weights_formed(&self) -> bool {
+        self.weights.nrows() > 0
+    }
+
     /// The weights of each head as a heat map (`attention_weights`, or `attention_weights_h<k>`
     /// with several heads): rows are queries and sum to 1, the colour runs from 0 to 1.
     pub fn charts(&self) -> Vec<Chart> {
+        if !self.weights_formed() {
+            return Vec::new();
+        }
         let heads: Vec<&Array2<f64>> = match &self.weights_per_head {
             Some(list) => list.iter().collect(),
             None => vec![&self.weights],
@@ -217,18 +238,25 @@ struct Pass {
     trace: crate::attention::Trace<f64>,
 }
 
-fn forward<T: Real>(req: &LayerInput, inputs: &Inputs) -> Result<Pass> {
+/// One pass of the layer: with the weights, the kernel's weights path and every intermediate
+/// ([`crate::layer::AttentionLayer::traced`]); without, the fused kernel's output and the
+/// intermediates but the n × n scores ([`crate::layer::AttentionLayer::projected`]).
+fn forward<T: Real>(req: &LayerInput, inputs: &Inputs, with_weights: bool) -> Result<Pass> {
     let spec = req.spec(LayerKind::Attention, Readout::None);
-    // The output and weights are the layer's (the fused kernel every command runs); the
-    // intermediates come from the unfused pass of the same layer, which agrees to rounding.
-    let layer = spec.attention_fn::<T>(inputs)?;
-    let out = layer(inputs.x.mapv(T::from_f64).view())?;
-    let (h, _, t) = spec.attention_traced::<T>(inputs)?;
+    let layer = spec.attention_layer::<T>(inputs)?;
+    let x = inputs.x.mapv(T::from_f64);
+    let (h, output, weights, t) = if with_weights {
+        let (h, out, t) = layer.traced(x.view())?;
+        (h, out.output, out.weights, t)
+    } else {
+        let (h, out, t) = layer.projected(x.view())?;
+        (h, out, Vec::new(), t)
+    };
     let f = |a: &Array2<T>| a.mapv(Real::to_f64);
     Ok(Pass {
         h: f(&h),
-        output: f(&out.output),
-        weights: out.weights.iter().map(f).collect(),
+        output: f(&output),
+        weights: weights.iter().map(f).collect(),
         trace: crate::attention::Trace {
             q: f(&t.q),
             k: f(&t.k),
@@ -240,6 +268,35 @@ fn forward<T: Real>(req: &LayerInput, inputs: &Inputs) -> Result<Pass> {
     })
 }
 
+/// Whether the request forms the n × n scores and weights (see [`AttendRequest::show`]).
+///
+/// # Errors
+/// `scores` or `weights` asked for with n > [`MAX_READABLE_TOKENS`].
+pub fn forms_weights(show: Option<&[AttendPart]>, n: usize) -> Result<bool> {
+    let readable = n <= MAX_READABLE_TOKENS;
+    match show {
+        None => Ok(readable),
+        Some(parts) => {
+            let asked = parts
+                .iter()
+                .find(|p| matches!(p, AttendPart::Weights | AttendPart::Scores));
+            match asked {
+                Some(p) if !readable => Err(crate::Error::invalid(
+                    format!("--show {}", p.name()),
+                    format!("n = {n} tokens"),
+                    format!(
+                        "n ≤ {MAX_READABLE_TOKENS} (the {} is n×n, more than a person can read; the output needs no weights — leave {} out of --show)",
+                        if *p == AttendPart::Weights { "weight matrix" } else { "score matrix" },
+                        p.name()
+                    ),
+                )),
+                Some(_) => Ok(true),
+                None => Ok(false),
+            }
+        }
+    }
+}
+
 /// Scores with −∞ (masked) as `None`.
 fn masked(a: &Array2<f64>) -> Vec<Vec<Option<f64>>> {
     a.rows()
@@ -249,21 +306,31 @@ fn masked(a: &Array2<f64>) -> Vec<Vec<Option<f64>>> {
 }
 
 /// What `attnlab attend` needs for an n × d input with k heads: the inputs, one forward pass
-/// ([`super::layer_input::forward_budget`]) and the report — every head's weights and the
-/// output in f64, and their text rendering (about 16 bytes per number).
-pub fn budget_for(n: usize, d: usize, heads: usize) -> Budget {
+/// ([`super::layer_input::forward_budget`], with or without the n × n matrices) and the report
+/// — the inputs, Q, K, V (rotated too), the output and, when formed, every head's scores and
+/// weights, in f64 and in their text rendering (about 16 bytes per number).
+pub fn budget_for(n: usize, d: usize, heads: usize, with_weights: bool) -> Budget {
     let (nn, dd, h) = (limits::u(n), limits::u(d), limits::u(heads));
-    let report_values = limits::product(&[h, nn, nn]).saturating_add(limits::product(&[6, nn, dd]));
+    let square = if with_weights {
+        limits::product(&[2, h, nn, nn])
+    } else {
+        0
+    };
+    let report_values = square.saturating_add(limits::product(&[8, nn, dd]));
     let report = Budget::new(report_values.saturating_mul(8 + 16), 0);
-    Budget::new(inputs_bytes(n, d), 0)
-        .plus(forward_budget(n, d, heads))
-        .plus(report)
+    let pass = if with_weights {
+        forward_budget(n, d, heads)
+    } else {
+        super::layer_input::fused_forward_budget(n, d, heads)
+    };
+    Budget::new(inputs_bytes(n, d), 0).plus(pass).plus(report)
 }
 
 /// The budget of a request, from what it declares (see [`LayerInput::declared_shape`]).
 pub fn budget(req: &AttendRequest) -> Budget {
     let (n, d) = req.input.declared_shape();
-    budget_for(n, d, req.input.heads)
+    let weights = forms_weights(req.show.as_deref(), n).unwrap_or(true);
+    budget_for(n, d, req.input.heads, weights)
 }
 
 /// Runs one forward pass.
@@ -275,11 +342,12 @@ pub fn run(req: &AttendRequest, ctx: &Context) -> Result<AttendReport> {
     let a = &req.input;
     let spec = a.prepare(ctx)?;
     let (n, d) = spec.shape()?;
-    budget_for(n, d, a.heads).check(a.describe(n, d, "attend"), &ctx.limits)?;
+    let with_weights = forms_weights(req.show.as_deref(), n)?;
+    budget_for(n, d, a.heads, with_weights).check(a.describe(n, d, "attend"), &ctx.limits)?;
     let inputs = spec.build()?;
     let pass = match a.dtype.require_layer()? {
-        Dtype::F32 => forward::<f32>(a, &inputs)?,
-        _ => forward::<f64>(a, &inputs)?,
+        Dtype::F32 => forward::<f32>(a, &inputs, with_weights)?,
+        _ => forward::<f64>(a, &inputs, with_weights)?,
     };
     let (output, weights) = (pass.output, pass.weights);
     if output
@@ -297,9 +365,11 @@ pub fn run(req: &AttendRequest, ctx: &Context) -> Result<AttendReport> {
     let (n, dim) = inputs.x.dim();
     let heads = inputs.heads;
     let mut weights = weights.into_iter();
-    let first = weights.next().unwrap_or_else(|| Array2::zeros((n, n)));
-    let weights_per_head =
-        (heads > 1).then(|| std::iter::once(first.clone()).chain(weights).collect());
+    let first = weights
+        .next()
+        .unwrap_or_else(|| Array2::zeros(if with_weights { (n, n) } else { (0, 0) }));
+    let weights_per_head = (heads > 1 && with_weights)
+        .then(|| std::iter::once(first.clone()).chain(weights).collect());
     let spec = a.spec(LayerKind::Attention, Readout::None);
     let positions = spec.positional_table(n, dim)?;
     let rope = a.pos == PosKind::Rope;
@@ -328,7 +398,7 @@ pub fn run(req: &AttendRequest, ctx: &Context) -> Result<AttendReport> {
         q_rotated: rope.then_some(t.q_mapped),
         k_rotated: rope.then_some(t.k_mapped),
         scores: scores_all.first().cloned().unwrap_or_default(),
-        scores_per_head: (heads > 1).then_some(scores_all),
+        scores_per_head: (heads > 1 && with_weights).then_some(scores_all),
         weights: first,
         weights_per_head,
         output,
@@ -341,7 +411,7 @@ mod tests {
     use crate::api::layer_input::LayerInput;
 
     fn report(input: LayerInput) -> AttendReport {
-        run(&AttendRequest { input }, &Context::default()).unwrap()
+        run(&AttendRequest { input, show: None }, &Context::default()).unwrap()
     }
 
     /// The intermediates are the layer's own: the traced pass gives the same output as the

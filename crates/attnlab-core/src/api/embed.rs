@@ -187,16 +187,22 @@ impl EmbedReport {
 /// What `attnlab embed` needs for t tokens and a V × d table: the one-hot vectors (t·V), their
 /// products (`2·t·V·d` operations) and rows (2·t·d), with their rendering (16 bytes per
 /// number); with the basis change, S, W, S⁻¹ and the four interfaces' products (`2·d³` for the
-/// inverse, `4·(4·t·d² + 2·d³)` for the cases) and their matrices.
+/// inverse, `4·(4·t·d² + 2·d³)` for the cases) and their matrices; and the contextual
+/// example's two forward passes with d × d identity projections
+/// ([`super::layer_input::forward_budget`]).
 pub fn budget_for(tokens: usize, vocab: usize, dim: usize, basis_change: bool) -> Budget {
     let (t, v, d) = (limits::u(tokens), limits::u(vocab), limits::u(dim));
     let values = limits::product(&[t, v])
         .saturating_add(limits::product(&[3, t, d]))
         .saturating_add(limits::product(&[v, d]));
+    // The contextual example: two unmasked forwards of max(t, 2) tokens with d × d identity
+    // projections (three of them, plus the layer's own copies).
+    let contextual = super::layer_input::forward_budget(tokens.max(2), dim, 1).repeated(2);
     let mut b = Budget::new(
         values.saturating_mul(8 + 16),
         limits::product(&[2, t, v, d]),
-    );
+    )
+    .plus(contextual);
     if basis_change {
         let values = limits::product(&[8, d, d]).saturating_add(limits::product(&[8, t, d]));
         let ops = limits::product(&[2, d, d, d])
@@ -231,7 +237,6 @@ fn describe(tokens: usize, vocab: usize, dim: usize, basis_change: bool) -> Stri
 /// # Errors
 /// Blocks without `E`, unknown tokens, empty text, unreadable blocks.
 pub fn run(req: &EmbedRequest, ctx: &Context) -> Result<EmbedReport> {
-    super::predict::check_tokens(&req.text)?;
     let t = req.text.split_whitespace().count();
     let (v, d) = super::predict::inline_dims(req.blocks.as_ref(), "E").unwrap_or((3, 2));
     budget(req).check(describe(t, v, d, req.basis_change), &ctx.limits)?;

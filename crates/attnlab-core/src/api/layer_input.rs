@@ -212,3 +212,16 @@ pub fn forward_budget(n: usize, d: usize, heads: usize) -> Budget {
         .saturating_add(FORWARD_CALL_OPS);
     Budget::new(bytes.saturating_add(limits::matrices(10, d, d)), ops)
 }
+
+/// [`forward_budget`] for the fused kernel's output-only pass (no n × n matrix): the same
+/// operations; memory Q, K, V, their packed copies, the concatenated heads and the output
+/// (`8·n·d` values), the projections (`10·d²`) and each thread's tiles (`O(d)`, counted in the
+/// fixed part).
+pub fn fused_forward_budget(n: usize, d: usize, heads: usize) -> Budget {
+    let (nn, dd) = (limits::u(n), limits::u(d));
+    let full = forward_budget(n, d, heads);
+    let bytes = limits::matrices(8, nn, dd)
+        .saturating_add(limits::matrices(10, dd, dd))
+        .saturating_add(limits::matrices(4, 256, dd.max(256)));
+    Budget::new(bytes, full.ops)
+}

@@ -130,11 +130,9 @@ fn describe(s: Shape) -> String {
 /// Runs the prediction (see [`crate::predict`] for the math and the defaults).
 ///
 /// # Errors
-/// Unknown tokens, empty text, more than [`crate::layer::MAX_TOKENS`] tokens, unreadable
-/// blocks or blocks whose shapes do not fit, requests over `ctx.limits`, a result that
-/// overflows.
+/// Unknown tokens, empty text, unreadable blocks or blocks whose shapes do not fit, requests
+/// over `ctx.limits` (which bound the t × t scores), a result that overflows.
 pub fn run(req: &PredictRequest, ctx: &Context) -> Result<PredictReport> {
-    check_tokens(&req.text)?;
     budget(req).check(
         describe(Shape::of(&req.text, |n| {
             inline_dims(req.blocks.as_ref(), n)
@@ -150,26 +148,6 @@ pub fn run(req: &PredictRequest, ctx: &Context) -> Result<PredictReport> {
     });
     budget_for(shape).check(describe(shape), &ctx.limits)?;
     crate::predict::predict(&req.text, blocks.as_ref())
-}
-
-/// Refuses a text of more than [`crate::layer::MAX_TOKENS`] tokens (the t × t scores), before
-/// it is tokenized.
-///
-/// # Errors
-/// Too many tokens.
-pub fn check_tokens(text: &str) -> Result<()> {
-    let t = text.split_whitespace().count();
-    if t > crate::layer::MAX_TOKENS {
-        return Err(crate::Error::invalid(
-            "--text",
-            format!("{t} tokens"),
-            format!(
-                "at most {} tokens (the t×t score matrix would not fit in memory)",
-                crate::layer::MAX_TOKENS
-            ),
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

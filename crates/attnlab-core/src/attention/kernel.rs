@@ -2,7 +2,7 @@
 //!
 //! One building block does every product: a register-blocked micro-kernel
 //! `C[i, j] (=|+=) Σ_p A[i, p]·B[p, j]` for [`MR`] = 6 rows of `A`, packed as a micro-panel
-//! `[p][i]` by [`pack_a`], and `NR` contiguous columns of a row-major `B` (16 `f32` / 8 `f64`:
+//! `[p][i]` by [`pack_a_into`], and `NR` contiguous columns of a row-major `B` (16 `f32` / 8 `f64`:
 //! two 256-bit registers). Every `C[i, j]` is the fused multiply-add chain
 //! `acc ← fma(A[i, p], B[p, j], acc)` for `p = 0, 1, …` in order, whatever its position in the
 //! block, and the AVX2 + FMA version returns the same bits as the portable one (both use correctly
@@ -48,7 +48,7 @@ pub trait Float: Copy + Sized + 'static {
     /// columns `j < ncols` of `c` become `acc` (or `c + acc` when `add`).
     ///
     /// # Safety
-    /// `a` must be readable at `p·MR + i` for `p < t`, `i < MR` (a micro-panel from [`pack_a`]);
+    /// `a` must be readable at `p·MR + i` for `p < t`, `i < MR` (a micro-panel from [`pack_a_into`]);
     /// `b` at `p·ldb + j` for `p < t`, `j < NR`; `c` writable (and readable when `add`) at
     /// `i·ldc + j` for `i < m`, `j < ncols`; `m ≤ MR`, `ncols ≤ NR`.
     #[allow(clippy::too_many_arguments)]
@@ -66,6 +66,32 @@ pub trait Float: Copy + Sized + 'static {
     /// For each row `j` of `s` (`rows × BQ`, row-major) and lane `i < BQ`:
     /// `s[j, i] ← exp((s[j, i] − m[i])·c)` and `sum[i] ← sum[i] + s[j, i]`, rows in order.
     fn exp_cols(s: &mut [Self], rows: usize, m: &[Self], c: Self, sum: &mut [Self]);
+    /// Runs `f` with this thread's [`Scratch`] (grown on first use and kept, so repeated
+    /// forwards allocate nothing for their tiles). `f` must not re-enter it (no rayon inside).
+    fn with_scratch<R>(f: impl FnOnce(&mut Scratch<Self>) -> R) -> R;
+}
+
+/// One thread's working buffers: a projection block's packed rows (`pa`), a tile's `Q_tᵀ`
+/// (`qt`), its score block (`st`) and its transposed output (`ot`).
+#[derive(Debug, Default)]
+pub struct Scratch<F> {
+    pa: Vec<F>,
+    qt: Vec<F>,
+    st: Vec<F>,
+    ot: Vec<F>,
+}
+
+thread_local! {
+    static SCRATCH_F32: std::cell::RefCell<Scratch<f32>> = std::cell::RefCell::new(Scratch::default());
+    static SCRATCH_F64: std::cell::RefCell<Scratch<f64>> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// `v` with at least `len` elements (grown with zeros, never shrunk), as a slice of `len`.
+fn sized<F: Real>(v: &mut Vec<F>, len: usize) -> &mut [F] {
+    if v.len() < len {
+        v.resize(len, F::zero());
+    }
+    &mut v[..len]
 }
 
 /// Test switch: run the portable kernels even where AVX2 + FMA exist (they return the same bits,
@@ -355,6 +381,9 @@ impl Float for f32 {
         }
         exp_cols_portable(s, rows, m, c, sum)
     }
+    fn with_scratch<R>(f: impl FnOnce(&mut Scratch<f32>) -> R) -> R {
+        SCRATCH_F32.with(|c| f(&mut c.borrow_mut()))
+    }
 }
 
 impl Float for f64 {
@@ -394,14 +423,32 @@ impl Float for f64 {
         }
         exp_cols_portable(s, rows, m, c, sum)
     }
+    fn with_scratch<R>(f: impl FnOnce(&mut Scratch<f64>) -> R) -> R {
+        SCRATCH_F64.with(|c| f(&mut c.borrow_mut()))
+    }
 }
 
-/// Packs the rows `0..rows` of `x` (`t` columns) into micro-panels of [`MR`] rows: group `g`
-/// holds `x[g·MR + i, p]` at `g·t·MR + p·MR + i` (zero for rows past `rows`).
-pub(crate) fn pack_a<F: Real>(x: ndarray::ArrayView2<F>, out: &mut Vec<F>) {
+/// Length of the packed form of `rows × t` ([`pack_a_into`]).
+pub(crate) fn packed_len(rows: usize, t: usize) -> usize {
+    rows.div_ceil(MR) * t * MR
+}
+
+/// Packs the rows `0..rows` of `x` (`t` columns) into micro-panels of [`MR`] rows in `out`
+/// (at least [`packed_len`] long): group `g` holds `x[g·MR + i, p]` at `g·t·MR + p·MR + i`,
+/// zero for rows past `rows`.
+pub(crate) fn pack_a_into<F: Real>(x: ndarray::ArrayView2<F>, out: &mut [F]) {
     let (rows, t) = x.dim();
-    out.clear();
-    out.resize(rows.div_ceil(MR) * t * MR, F::zero());
+    let len = packed_len(rows, t);
+    let pad = rows % MR;
+    if pad != 0 {
+        let g = rows / MR;
+        for p in 0..t {
+            for i in pad..MR {
+                out[g * t * MR + p * MR + i] = F::zero();
+            }
+        }
+    }
+    let out = &mut out[..len];
     for (r, row) in x.rows().into_iter().enumerate() {
         let dst = &mut out[(r / MR) * t * MR..(r / MR + 1) * t * MR];
         for (p, &v) in row.iter().enumerate() {
@@ -424,7 +471,7 @@ pub(crate) fn pad_cols<F: Real>(x: ndarray::ArrayView2<F>) -> (Vec<F>, usize) {
     (out, ld)
 }
 
-/// `C[r, :] (=|+=) Σ_p A[r, p]·B[p, :]` for `r < rows`: `A` packed by [`pack_a`] (`t` columns),
+/// `C[r, :] (=|+=) Σ_p A[r, p]·B[p, :]` for `r < rows`: `A` packed by [`pack_a_into`] (`t` columns),
 /// `B` row-major with row stride `ldb` and at least `ncols` rounded up to `NR` readable columns,
 /// `C` row-major with row stride `ldc`, `ncols` columns written.
 #[allow(clippy::too_many_arguments)]
@@ -474,38 +521,45 @@ fn gemm<F: Real>(
 }
 
 /// `C = A·B` for a row-major `A` (`m × t`) and `B` from [`pad_cols`] (`t × ncols`, stride
-/// `ldb`); returns row-major `C` (`m × ncols`). Rows are split into blocks of [`BQ`] computed in
-/// parallel; each entry is one in-order FMA chain over `p`.
-pub(crate) fn matmul<F: Real>(
+/// `ldb`) into `c` (`m × ncols`, row-major): rows in blocks of [`BQ`], in parallel when
+/// `parallel`, else on the calling thread; each entry is one in-order FMA chain over `p`, so
+/// the bits are the same either way. The packed rows of `A` live in each thread's [`Scratch`].
+pub(crate) fn matmul_into<F: Real>(
     a: ndarray::ArrayView2<F>,
     b: &[F],
     ldb: usize,
     ncols: usize,
-) -> Vec<F> {
+    c: &mut [F],
+    parallel: bool,
+) {
     let (m, t) = a.dim();
-    let mut c = vec![F::zero(); m * ncols];
-    if ncols == 0 {
-        return c;
+    let c = &mut c[..m * ncols];
+    if ncols == 0 || m == 0 {
+        return;
     }
-    c.par_chunks_mut(BQ * ncols)
-        .enumerate()
-        .for_each(|(blk, cb)| {
-            let rows = cb.len() / ncols;
-            let mut ap = Vec::new();
-            pack_a(a.slice(ndarray::s![blk * BQ..blk * BQ + rows, ..]), &mut ap);
-            gemm(&ap, rows, t, b, ldb, cb, ncols, ncols, false);
+    let block = |(blk, cb): (usize, &mut [F])| {
+        let rows = cb.len() / ncols;
+        F::with_scratch(|s| {
+            let ap = sized(&mut s.pa, packed_len(rows, t));
+            pack_a_into(a.slice(ndarray::s![blk * BQ..blk * BQ + rows, ..]), ap);
+            gemm(ap, rows, t, b, ldb, cb, ncols, ncols, false);
         });
-    c
+    };
+    if parallel {
+        c.par_chunks_mut(BQ * ncols).enumerate().for_each(block);
+    } else {
+        c.chunks_mut(BQ * ncols).enumerate().for_each(block);
+    }
 }
 
 /// One head's operands, packed once and shared by all tiles.
 pub(crate) struct Head<'a, F> {
     /// Queries (n × dk).
     pub q: ndarray::ArrayView2<'a, F>,
-    /// `K` (n × dk) packed by [`pack_a`]: groups of 6 keys.
-    pub kp: Vec<F>,
-    /// `Vᵀ` (dv × n) packed by [`pack_a`]: groups of 6 value columns.
-    pub vtp: Vec<F>,
+    /// `K` (n × dk) packed by [`pack_a_into`]: groups of 6 keys.
+    pub kp: &'a [F],
+    /// `Vᵀ` (dv × n) packed by [`pack_a_into`]: groups of 6 value columns.
+    pub vtp: &'a [F],
     /// Sequence length.
     pub n: usize,
     /// Query/key width.
@@ -519,9 +573,9 @@ pub(crate) struct Head<'a, F> {
 }
 
 impl<F: Real> Head<'_, F> {
-    /// `Q_tᵀ` for queries `i0..i1`: `dk × BQ` row-major, columns past the tile zero.
-    fn qt(&self, i0: usize, i1: usize) -> Vec<F> {
-        let mut qt = vec![F::zero(); self.dk * BQ];
+    /// `Q_tᵀ` for queries `i0..i1` into `qt`: `dk × BQ` row-major, columns past the tile zero.
+    fn qt(&self, i0: usize, i1: usize, qt: &mut [F]) {
+        qt[..self.dk * BQ].fill(F::zero());
         for (r, row) in self
             .q
             .slice(ndarray::s![i0..i1, ..])
@@ -533,7 +587,6 @@ impl<F: Real> Head<'_, F> {
                 qt[p * BQ + r] = v;
             }
         }
-        qt
     }
 
     /// `Sᵀ[jj, r] = Σ_p K[j0 + jj, p]·Q[i0 + r, p]` for `jj < jn` (`j0` a multiple of [`MR`]) and
@@ -586,13 +639,30 @@ fn col_max<F: Real>(s: &[F], rows: usize, m: &mut [F]) {
 }
 
 /// The fused forward of query rows `i0..i1` of one head (online softmax over key blocks; see the
-/// module docs). Returns `O` row-major, `(i1 − i0) × dv`.
-pub(crate) fn forward_tile<F: Real>(h: &Head<'_, F>, i0: usize, i1: usize) -> Vec<F> {
+/// module docs) into `o`: row-major, `(i1 − i0) × dv`. Buffers from this thread's [`Scratch`].
+pub(crate) fn forward_tile<F: Real>(h: &Head<'_, F>, i0: usize, i1: usize, o: &mut [F]) {
+    F::with_scratch(|s| {
+        let qt = sized(&mut s.qt, h.dk * BQ);
+        let st = sized(&mut s.st, BK * BQ);
+        let ot = sized(&mut s.ot, h.dv * BQ);
+        ot.fill(F::zero());
+        h.qt(i0, i1, qt);
+        forward_tile_in(h, i0, i1, o, qt, st, ot);
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn forward_tile_in<F: Real>(
+    h: &Head<'_, F>,
+    i0: usize,
+    i1: usize,
+    o: &mut [F],
+    qt: &[F],
+    st: &mut [F],
+    ot: &mut [F],
+) {
     let rows = i1 - i0;
     let neg_inf = F::from_f64(f64::NEG_INFINITY);
-    let qt = h.qt(i0, i1);
-    let mut st = vec![F::zero(); BK * BQ];
-    let mut ot = vec![F::zero(); h.dv * BQ];
     let mut m = [neg_inf; BQ];
     let mut m_new = [neg_inf; BQ];
     let mut l = [F::zero(); BQ];
@@ -601,9 +671,9 @@ pub(crate) fn forward_tile<F: Real>(h: &Head<'_, F>, i0: usize, i1: usize) -> Ve
     let mut j0 = 0;
     while j0 < kend {
         let jn = BK.min(kend - j0);
-        h.scores_t(&qt, i0, j0, jn, &mut st);
+        h.scores_t(qt, i0, j0, jn, st);
         m_new.copy_from_slice(&m);
-        col_max(&st, jn, &mut m_new);
+        col_max(st, jn, &mut m_new);
         // A lane with nothing visible yet (impossible for the causal mask, whose first block
         // holds key 0) keeps m = −∞; exp(−∞ − (−∞)) would be NaN, so shift by 0 instead: its
         // scores are all −∞ and give exactly 0.
@@ -615,7 +685,7 @@ pub(crate) fn forward_tile<F: Real>(h: &Head<'_, F>, i0: usize, i1: usize) -> Ve
             }
         });
         lb.fill(F::zero());
-        F::exp_cols(&mut st, jn, &shift, h.inv_scale, &mut lb);
+        F::exp_cols(st, jn, &shift, h.inv_scale, &mut lb);
         let mut rescale = false;
         let alpha: [F; BQ] = std::array::from_fn(|r| {
             if m_new[r] == m[r] {
@@ -640,50 +710,58 @@ pub(crate) fn forward_tile<F: Real>(h: &Head<'_, F>, i0: usize, i1: usize) -> Ve
             }
         }
         m = m_new;
-        h.times_v(&st, j0, jn, &mut ot, true);
+        h.times_v(st, j0, jn, ot, true);
         j0 += jn;
     }
-    let mut o = vec![F::zero(); rows * h.dv];
     for c in 0..h.dv {
         for r in 0..rows {
             o[r * h.dv + c] = ot[c * BQ + r] / l[r];
         }
     }
-    o
 }
 
 /// The weights path for query rows `i0..i1`: writes rows of `A` into `a` (row-major,
-/// `(i1 − i0) × n`) and returns `O = A·V` for those rows (each entry one in-order FMA chain over
-/// the keys of the returned `A`).
-pub(crate) fn weights_tile<F: Real>(h: &Head<'_, F>, i0: usize, i1: usize, a: &mut [F]) -> Vec<F> {
+/// `(i1 − i0) × n`) and `O = A·V` for those rows into `o` (`(i1 − i0) × dv`; each entry one
+/// in-order FMA chain over the keys of the returned `A`).
+pub(crate) fn weights_tile<F: Real>(
+    h: &Head<'_, F>,
+    i0: usize,
+    i1: usize,
+    a: &mut [F],
+    o: &mut [F],
+) {
     let rows = i1 - i0;
     let n = h.n;
     let kend = h.key_end(i1);
-    let qt = h.qt(i0, i1);
-    let mut st = vec![F::zero(); kend.div_ceil(MR) * MR * BQ];
-    h.scores_t(&qt, i0, 0, kend, &mut st);
-    let mut m = [F::from_f64(f64::NEG_INFINITY); BQ];
-    col_max(&st, kend, &mut m);
-    let mut l = [F::zero(); BQ];
-    F::exp_cols(&mut st, kend, &m, h.inv_scale, &mut l);
-    for row in st[..kend * BQ].chunks_exact_mut(BQ) {
-        for (x, &li) in row.iter_mut().zip(&l) {
-            *x = *x / li;
+    F::with_scratch(|s| {
+        let qt = sized(&mut s.qt, h.dk * BQ);
+        let st = sized(&mut s.st, kend.div_ceil(MR) * MR * BQ);
+        let ot = sized(&mut s.ot, h.dv * BQ);
+        h.qt(i0, i1, qt);
+        h.scores_t(qt, i0, 0, kend, st);
+        let mut m = [F::from_f64(f64::NEG_INFINITY); BQ];
+        col_max(st, kend, &mut m);
+        let mut l = [F::zero(); BQ];
+        F::exp_cols(st, kend, &m, h.inv_scale, &mut l);
+        for row in st[..kend * BQ].chunks_exact_mut(BQ) {
+            for (x, &li) in row.iter_mut().zip(&l) {
+                *x = *x / li;
+            }
         }
-    }
-    // A rows (keys past kend are masked for every row of the tile and stay 0).
-    for j in 0..kend {
+        // A rows (keys past kend are masked for every row of the tile and are 0).
         for r in 0..rows {
-            a[r * n + j] = st[j * BQ + r];
+            a[r * n + kend..(r + 1) * n].fill(F::zero());
         }
-    }
-    let mut ot = vec![F::zero(); h.dv * BQ];
-    h.times_v(&st, 0, kend, &mut ot, false);
-    let mut o = vec![F::zero(); rows * h.dv];
-    for c in 0..h.dv {
-        for r in 0..rows {
-            o[r * h.dv + c] = ot[c * BQ + r];
+        for j in 0..kend {
+            for r in 0..rows {
+                a[r * n + j] = st[j * BQ + r];
+            }
         }
-    }
-    o
+        h.times_v(st, 0, kend, ot, false);
+        for c in 0..h.dv {
+            for r in 0..rows {
+                o[r * h.dv + c] = ot[c * BQ + r];
+            }
+        }
+    })
 }

@@ -27,8 +27,9 @@ use crate::{Error, Real, Result};
 pub mod exp;
 pub(crate) mod kernel;
 
-/// The per-head query/key map of [`Attention::forward_with`].
-type QkHook<'a, T> = &'a dyn Fn(ArrayView2<T>) -> Result<Array2<T>>;
+/// The per-head query/key map of [`Attention::forward_with`] (RoPE's rotation by position):
+/// given one head's `n × d_k` queries or keys, the mapped `n × d_k` block.
+pub type QkHook<'a, T> = &'a dyn Fn(ArrayView2<T>) -> Result<Array2<T>>;
 
 crate::choice! {
     /// Which key positions each query may attend to.
@@ -98,6 +99,13 @@ pub struct Attention<T> {
     wo: Option<Array2<T>>,
     heads: usize,
     mask: Mask,
+    /// `[Wq | Wk | Wv]` padded for the kernel (one GEMM projects all three), row stride
+    /// `ld_qkv`.
+    wqkv: Vec<T>,
+    ld_qkv: usize,
+    /// `Wo` padded for the kernel (empty without `Wo`), row stride `ld_wo`.
+    wo_padded: Vec<T>,
+    ld_wo: usize,
 }
 
 impl<T: Real> Attention<T> {
@@ -172,6 +180,13 @@ impl<T: Real> Attention<T> {
             }
             _ => {}
         }
+        let cat = ndarray::concatenate(Axis(1), &[wq.view(), wk.view(), wv.view()])
+            .map_err(|e| Error::shape("attention projections", "Wq, Wk, Wv with d rows", e))?;
+        let (wqkv, ld_qkv) = kernel::pad_cols(cat.view());
+        let (wo_padded, ld_wo) = match &wo {
+            Some(o) => kernel::pad_cols(o.view()),
+            None => (Vec::new(), 0),
+        };
         Ok(Attention {
             wq,
             wk,
@@ -179,6 +194,10 @@ impl<T: Real> Attention<T> {
             wo,
             heads,
             mask,
+            wqkv,
+            ld_qkv,
+            wo_padded,
+            ld_wo,
         })
     }
 
@@ -281,13 +300,15 @@ impl<T: Real> Attention<T> {
         h: ArrayView2<T>,
         qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
     ) -> Result<AttentionOutput<T>> {
-        self.unfused(h, qk, None)
+        self.unfused(h, qk)
     }
 
-    /// The unfused pass ([`Attention::forward_unfused_with`]) with every intermediate: Q, K,
-    /// V before and after the per-head map, and each head's scaled masked scores — the matrices
-    /// a student computes by hand. Its output agrees with the fused [`Attention::forward_with`]
-    /// to rounding (a few ulps; the order of the sums differs).
+    /// The kernel's forward pass with weights ([`Attention::forward_with`]) and every
+    /// intermediate: Q, K, V before and after the per-head map, and each head's scaled masked
+    /// scores — the matrices a student computes by hand. The intermediates are evaluated with
+    /// the operations of the unfused pass ([`Attention::forward_unfused_with`]: ndarray's
+    /// products, `x/√d_k`), so they agree with the kernel's own to rounding (a few ulps; the
+    /// order of the sums differs); the output and weights are the kernel's.
     ///
     /// # Errors
     /// As [`Attention::forward_unfused_with`].
@@ -296,17 +317,82 @@ impl<T: Real> Attention<T> {
         h: ArrayView2<T>,
         qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
     ) -> Result<(AttentionOutput<T>, Trace<T>)> {
-        let mut trace = None;
-        let out = self.unfused(h, qk, Some(&mut trace))?;
-        let trace = trace.ok_or_else(|| Error::invalid("trace", "missing", "a traced pass"))?;
-        Ok((out, trace))
+        let out = self.forward_with(h, qk)?;
+        Ok((out, self.trace(h, qk, true)?))
+    }
+
+    /// The fused output ([`Attention::forward_output_only_with`]) and the intermediates of
+    /// [`Attention::forward_traced`] without the n × n scores (`scores` is empty): what is
+    /// shown when n is too large for a person to read the weights.
+    ///
+    /// # Errors
+    /// As [`Attention::forward_unfused_with`].
+    pub fn forward_projected(
+        &self,
+        h: ArrayView2<T>,
+        qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
+    ) -> Result<(Array2<T>, Trace<T>)> {
+        let out = self.forward_output_only_with(h, qk)?;
+        Ok((out, self.trace(h, qk, false)?))
+    }
+
+    /// The intermediates of the unfused pass (same operations, so the same bits), with each
+    /// head's scores when `scores`.
+    fn trace(
+        &self,
+        h: ArrayView2<T>,
+        qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
+        scores: bool,
+    ) -> Result<Trace<T>> {
+        self.check_input(h)?;
+        let q = h.dot(&self.wq);
+        let k = h.dot(&self.wk);
+        let v = h.dot(&self.wv);
+        let dk = q.ncols() / self.heads;
+        let scale = T::from_f64(dk as f64).sqrt();
+        let mut t = Trace {
+            q_mapped: Array2::zeros(q.dim()),
+            k_mapped: Array2::zeros(k.dim()),
+            q: Array2::zeros((0, 0)),
+            k: Array2::zeros((0, 0)),
+            v,
+            scores: Vec::new(),
+        };
+        for head in 0..self.heads {
+            let cols = s![.., head * dk..(head + 1) * dk];
+            let qh = qk(q.slice(cols))?;
+            let kh = qk(k.slice(cols))?;
+            if qh.dim() != (h.nrows(), dk) || kh.dim() != (h.nrows(), dk) {
+                return Err(Error::shape(
+                    "query/key hook output",
+                    format!("{}×{dk} (its input's shape)", h.nrows()),
+                    format!("{}×{}", qh.nrows(), qh.ncols()),
+                ));
+            }
+            if scores {
+                let mut sc = qh.dot(&kh.t());
+                sc.mapv_inplace(|x| x / scale);
+                if self.mask == Mask::Causal {
+                    for ((i, j), x) in sc.indexed_iter_mut() {
+                        if j > i {
+                            *x = T::from_f64(f64::NEG_INFINITY);
+                        }
+                    }
+                }
+                t.scores.push(sc);
+            }
+            t.q_mapped.slice_mut(cols).assign(&qh);
+            t.k_mapped.slice_mut(cols).assign(&kh);
+        }
+        t.q = q;
+        t.k = k;
+        Ok(t)
     }
 
     fn unfused(
         &self,
         h: ArrayView2<T>,
         qk: &dyn Fn(ArrayView2<T>) -> Result<Array2<T>>,
-        trace: Option<&mut Option<Trace<T>>>,
     ) -> Result<AttentionOutput<T>> {
         self.check_input(h)?;
         let n = h.nrows();
@@ -318,15 +404,6 @@ impl<T: Real> Attention<T> {
         let scale = T::from_f64(dk as f64).sqrt();
         let mut weights = Vec::with_capacity(self.heads);
         let mut concat = Array2::<T>::zeros((n, v.ncols()));
-        let tracing = trace.is_some();
-        let mut t = Trace {
-            q_mapped: Array2::zeros(if tracing { q.dim() } else { (0, 0) }),
-            k_mapped: Array2::zeros(if tracing { k.dim() } else { (0, 0) }),
-            q: Array2::zeros((0, 0)),
-            k: Array2::zeros((0, 0)),
-            v: Array2::zeros((0, 0)),
-            scores: Vec::new(),
-        };
         for head in 0..self.heads {
             let qh = qk(q.slice(s![.., head * dk..(head + 1) * dk]))?;
             let kh = qk(k.slice(s![.., head * dk..(head + 1) * dk]))?;
@@ -339,15 +416,6 @@ impl<T: Real> Attention<T> {
                     }
                 }
             }
-            if tracing {
-                t.q_mapped
-                    .slice_mut(s![.., head * dk..(head + 1) * dk])
-                    .assign(&qh);
-                t.k_mapped
-                    .slice_mut(s![.., head * dk..(head + 1) * dk])
-                    .assign(&kh);
-                t.scores.push(scores.clone());
-            }
             softmax_rows(&mut scores);
             let out = scores.dot(&v.slice(s![.., head * dv..(head + 1) * dv]));
             concat
@@ -359,12 +427,6 @@ impl<T: Real> Attention<T> {
             Some(wo) => concat.dot(wo),
             None => concat,
         };
-        if let Some(slot) = trace {
-            t.q = q;
-            t.k = k;
-            t.v = v;
-            *slot = Some(t);
-        }
         Ok(AttentionOutput { output, weights })
     }
 
@@ -391,137 +453,258 @@ impl<T: Real> Attention<T> {
         weights: bool,
     ) -> Result<AttentionOutput<T>> {
         self.check_input(h)?;
-        fused_forward(
-            &self.wq,
-            &self.wk,
-            &self.wv,
-            self.wo.as_ref(),
-            self.heads,
-            self.mask,
-            h,
-            qk,
-            weights,
-        )
+        let mut ws = Workspace::new();
+        let mut list = Vec::new();
+        let shape = fused_forward(self, h, qk, weights.then_some(&mut list), &mut ws)?;
+        let output = Array2::from_shape_vec(shape, std::mem::take(&mut ws.out)).expect("n × d_out");
+        Ok(AttentionOutput {
+            output,
+            weights: list,
+        })
+    }
+
+    /// The output of [`Attention::forward_output_only_with`] (or without a hook, `qk = None`)
+    /// into the reusable `ws`, returned as a view of it: repeated calls allocate nothing once
+    /// `ws` has grown to the largest input (without a hook). The same bits as
+    /// [`Attention::forward_output_only`].
+    ///
+    /// ```
+    /// use attnlab_core::attention::{Attention, Mask, Workspace};
+    /// use ndarray::Array2;
+    /// let eye = Array2::<f32>::eye(4);
+    /// let layer = Attention::single(eye.clone(), eye.clone(), eye.clone(), Mask::None).unwrap();
+    /// let mut ws = Workspace::new();
+    /// let first = layer.forward_output_into(eye.view(), None, &mut ws).unwrap().to_owned();
+    /// assert_eq!(first, layer.forward_output_only(eye.view()).unwrap());
+    /// ```
+    ///
+    /// # Errors
+    /// `H` has the wrong width or no rows, or `qk` fails or returns the wrong shape.
+    pub fn forward_output_into<'w>(
+        &self,
+        h: ArrayView2<T>,
+        qk: Option<QkHook<'_, T>>,
+        ws: &'w mut Workspace<T>,
+    ) -> Result<ArrayView2<'w, T>> {
+        self.check_input(h)?;
+        let shape = fused_forward(self, h, qk, None, ws)?;
+        Ok(ArrayView2::from_shape(shape, &ws.out[..]).expect("n × d_out"))
     }
 }
 
-/// The fused forward for a kernel type (see [`Attention::forward`] for the mathematics).
-#[allow(clippy::too_many_arguments)]
+/// Reusable buffers of the fused forward ([`Attention::forward_output_into`]): the
+/// projections, the packed keys and values of every head, the tiles' outputs and the result.
+/// Grown on first use and kept, so repeated calls on inputs of the same (or smaller) size
+/// allocate nothing for them — with the per-thread tile buffers, nothing at all without a
+/// query/key hook (a hook returns new arrays).
+#[derive(Debug, Clone, Default)]
+pub struct Workspace<T> {
+    qkv: Vec<T>,
+    kp: Vec<T>,
+    vtp: Vec<T>,
+    hooked: Vec<T>,
+    tiles: Vec<T>,
+    concat: Vec<T>,
+    out: Vec<T>,
+}
+
+impl<T: Real> Workspace<T> {
+    /// An empty workspace (nothing allocated until the first call).
+    pub fn new() -> Self {
+        Workspace {
+            qkv: Vec::new(),
+            kp: Vec::new(),
+            vtp: Vec::new(),
+            hooked: Vec::new(),
+            tiles: Vec::new(),
+            concat: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+}
+
+/// `v` resized to exactly `len` elements (capacity kept: no allocation once large enough).
+fn buffer<F: Real>(v: &mut Vec<F>, len: usize) -> &mut [F] {
+    if v.len() != len {
+        v.resize(len, F::zero());
+    }
+    &mut v[..]
+}
+
+/// Work (multiply-adds) below which a forward runs on the calling thread alone: handing tiles
+/// to the other threads costs more than it saves (about 40 µs of one core).
+const SMALL_WORK: usize = 1 << 21;
+
+/// The fused forward for a kernel type (see [`Attention::forward`] for the mathematics): one
+/// GEMM for `H·[Wq | Wk | Wv]`, every head's keys and values packed once, then
+/// heads × tiles tasks in parallel (or on the calling thread for small problems), each writing
+/// its own block; the output projection last. With `weights`, each head's `A` is formed and
+/// returned (and `A·V` is computed from it); without, the online softmax never forms it.
 fn fused_forward<F: Real>(
-    wq: &Array2<F>,
-    wk: &Array2<F>,
-    wv: &Array2<F>,
-    wo: Option<&Array2<F>>,
-    heads: usize,
-    mask: Mask,
+    layer: &Attention<F>,
     h: ArrayView2<F>,
     qk: Option<QkHook<'_, F>>,
-    want_weights: bool,
-) -> Result<AttentionOutput<F>> {
+    weights: Option<&mut Vec<Array2<F>>>,
+    ws: &mut Workspace<F>,
+) -> Result<(usize, usize)> {
+    use rayon::prelude::*;
     let n = h.nrows();
-    let project = |w: &Array2<F>| {
-        let (wp, ld) = kernel::pad_cols(w.view());
-        kernel::matmul(h, &wp, ld, w.ncols())
-    };
-    let (q, k, v) = (project(wq), project(wk), project(wv));
-    let (dq, dvt) = (wq.ncols(), wv.ncols());
+    let heads = layer.heads;
+    let (dq, dvt) = (layer.wq.ncols(), layer.wv.ncols());
     let (dk, dv) = (dq / heads, dvt / heads);
-    let qv = ArrayView2::from_shape((n, dq), &q).expect("n × dq");
-    let kv = ArrayView2::from_shape((n, dq), &k).expect("n × dq");
-    let vv = ArrayView2::from_shape((n, dvt), &v).expect("n × dv");
-    // The hook runs here, sequentially (it need not be thread-safe).
-    let mut hooked_q: Vec<Option<Vec<F>>> = Vec::with_capacity(heads);
-    let mut packed = Vec::with_capacity(heads);
-    for hd in 0..heads {
-        let cols = s![.., hd * dk..(hd + 1) * dk];
-        let mut kp = Vec::new();
-        match qk {
-            Some(f) => {
-                hooked_q.push(Some(hooked(f, qv.slice(cols), n, dk)?));
-                let kh = hooked(f, kv.slice(cols), n, dk)?;
-                kernel::pack_a(
-                    ArrayView2::from_shape((n, dk), &kh).expect("n × dk"),
-                    &mut kp,
-                );
-            }
-            None => {
-                hooked_q.push(None);
-                kernel::pack_a(kv.slice(cols), &mut kp);
-            }
-        };
-        let mut vtp = Vec::new();
-        kernel::pack_a(vv.slice(s![.., hd * dv..(hd + 1) * dv]).t(), &mut vtp);
-        packed.push((kp, vtp));
+    let width = 2 * dq + dvt;
+    let work = n * n * (dk + dv) * heads + n * layer.dim() * width;
+    let parallel = work >= SMALL_WORK && rayon::current_num_threads() > 1;
+    let Workspace {
+        qkv,
+        kp,
+        vtp,
+        hooked,
+        tiles,
+        concat,
+        out,
+    } = ws;
+    let qkv = buffer(qkv, n * width);
+    kernel::matmul_into(h, &layer.wqkv, layer.ld_qkv, width, qkv, parallel);
+    let all = ArrayView2::from_shape((n, width), &*qkv).expect("n × width");
+    let (qv, kv, vv) = (
+        all.slice_move(s![.., ..dq]),
+        all.slice_move(s![.., dq..2 * dq]),
+        all.slice_move(s![.., 2 * dq..]),
+    );
+    let (klen, vlen) = (kernel::packed_len(n, dk), kernel::packed_len(dv, n));
+    let kp = buffer(kp, heads * klen);
+    let vtp = buffer(vtp, heads * vlen);
+    // The hook runs here, sequentially (it need not be thread-safe); its queries go to
+    // `hooked`, its keys straight into the packed buffer.
+    let hooked = buffer(hooked, if qk.is_some() { heads * n * dk } else { 0 });
+    if let Some(f) = qk {
+        for hd in 0..heads {
+            let cols = s![.., hd * dk..(hd + 1) * dk];
+            let qh = hooked_view(f, qv.slice(cols), n, dk)?;
+            hooked[hd * n * dk..(hd + 1) * n * dk]
+                .iter_mut()
+                .zip(qh.iter())
+                .for_each(|(d, &v)| *d = v);
+            let kh = hooked_view(f, kv.slice(cols), n, dk)?;
+            kernel::pack_a_into(kh.view(), &mut kp[hd * klen..(hd + 1) * klen]);
+        }
+    }
+    let has_hook = qk.is_some();
+    let pack = |(hd, (kb, vb)): (usize, (&mut [F], &mut [F]))| {
+        if !has_hook {
+            kernel::pack_a_into(kv.slice(s![.., hd * dk..(hd + 1) * dk]), kb);
+        }
+        kernel::pack_a_into(vv.slice(s![.., hd * dv..(hd + 1) * dv]).t(), vb);
+    };
+    if parallel && heads > 1 {
+        kp.par_chunks_mut(klen)
+            .zip(vtp.par_chunks_mut(vlen))
+            .enumerate()
+            .for_each(pack);
+    } else {
+        kp.chunks_mut(klen)
+            .zip(vtp.chunks_mut(vlen))
+            .enumerate()
+            .for_each(pack);
     }
     let inv_scale = F::one() / F::from_f64(dk as f64).sqrt();
-    let head_ops: Vec<kernel::Head<'_, F>> = packed
-        .into_iter()
-        .enumerate()
-        .map(|(hd, (kp, vtp))| kernel::Head {
-            q: match &hooked_q[hd] {
-                Some(qh) => ArrayView2::from_shape((n, dk), &qh[..]).expect("n × dk"),
-                None => qv.slice_move(s![.., hd * dk..(hd + 1) * dk]),
-            },
-            kp,
-            vtp,
-            n,
-            dk,
-            dv,
-            causal: mask == Mask::Causal,
-            inv_scale,
-        })
-        .collect();
-    let mut concat = Array2::<F>::zeros((n, dvt));
-    let mut weights = Vec::new();
-    let place = |concat: &mut Array2<F>, hd: usize, i0: usize, o: &[F]| {
-        let rows = o.len() / dv;
-        let block = ArrayView2::from_shape((rows, dv), o).expect("rows × dv");
-        concat
-            .slice_mut(s![i0..i0 + rows, hd * dv..(hd + 1) * dv])
-            .assign(&block);
+    let (kp, vtp, hooked) = (&*kp, &*vtp, &*hooked);
+    let head_op = |hd: usize| kernel::Head {
+        q: if has_hook {
+            ArrayView2::from_shape((n, dk), &hooked[hd * n * dk..(hd + 1) * n * dk])
+                .expect("n × dk")
+        } else {
+            qv.slice(s![.., hd * dk..(hd + 1) * dk])
+        },
+        kp: &kp[hd * klen..(hd + 1) * klen],
+        vtp: &vtp[hd * vlen..(hd + 1) * vlen],
+        n,
+        dk,
+        dv,
+        causal: layer.mask == Mask::Causal,
+        inv_scale,
     };
-    if want_weights {
-        for (hd, op) in head_ops.iter().enumerate() {
-            let mut a = vec![F::zero(); n * n];
-            let outs: Vec<Vec<F>> = {
-                use rayon::prelude::*;
-                a.par_chunks_mut(kernel::BQ * n)
-                    .enumerate()
-                    .map(|(t, ab)| {
-                        let i0 = t * kernel::BQ;
-                        kernel::weights_tile(op, i0, i0 + ab.len() / n, ab)
-                    })
-                    .collect()
-            };
-            for (t, o) in outs.iter().enumerate() {
-                place(&mut concat, hd, t * kernel::BQ, o);
-            }
-            weights.push(Array2::from_shape_vec((n, n), a).expect("n × n"));
-        }
-    } else {
-        use rayon::prelude::*;
-        let tiles = n.div_ceil(kernel::BQ);
-        let outs: Vec<Vec<F>> = (0..heads * tiles)
-            .into_par_iter()
-            .map(|task| {
-                let (hd, t) = (task / tiles, task % tiles);
+    let ntiles = n.div_ceil(kernel::BQ);
+    // Task (head, tile) writes its rows × dv block at (head·ntiles + tile)·BQ·dv of `tiles`
+    // (each head's part padded to whole tiles, so the chunks of BQ·dv are the tasks).
+    let span = ntiles * kernel::BQ;
+    let tiles = buffer(tiles, heads * span * dv);
+    match weights {
+        Some(list) => {
+            let mut mats: Vec<Vec<F>> = (0..heads).map(|_| vec![F::zero(); n * n]).collect();
+            let tasks: Vec<(usize, usize, &mut [F], &mut [F])> = mats
+                .iter_mut()
+                .zip(tiles.chunks_mut(span * dv))
+                .enumerate()
+                .flat_map(|(hd, (a, o))| {
+                    a.chunks_mut(kernel::BQ * n)
+                        .zip(o.chunks_mut(kernel::BQ * dv))
+                        .enumerate()
+                        .map(move |(t, (ab, ob))| (hd, t, ab, ob))
+                })
+                .collect();
+            let run = |(hd, t, ab, ob): (usize, usize, &mut [F], &mut [F])| {
                 let i0 = t * kernel::BQ;
-                kernel::forward_tile(&head_ops[hd], i0, (i0 + kernel::BQ).min(n))
-            })
-            .collect();
-        for (task, o) in outs.iter().enumerate() {
-            place(&mut concat, task / tiles, (task % tiles) * kernel::BQ, o);
+                kernel::weights_tile(&head_op(hd), i0, i0 + ab.len() / n, ab, ob);
+            };
+            if parallel {
+                tasks.into_par_iter().for_each(run);
+            } else {
+                tasks.into_iter().for_each(run);
+            }
+            list.extend(
+                mats.into_iter()
+                    .map(|a| Array2::from_shape_vec((n, n), a).expect("n × n")),
+            );
+        }
+        None => {
+            let run = |(task, ob): (usize, &mut [F])| {
+                let (hd, t) = (task / ntiles, task % ntiles);
+                let i0 = t * kernel::BQ;
+                kernel::forward_tile(&head_op(hd), i0, (i0 + kernel::BQ).min(n), ob);
+            };
+            if parallel {
+                tiles
+                    .par_chunks_mut(kernel::BQ * dv)
+                    .enumerate()
+                    .for_each(run);
+            } else {
+                tiles.chunks_mut(kernel::BQ * dv).enumerate().for_each(run);
+            }
         }
     }
-    let output = match wo {
-        Some(wo) => {
-            let (wp, ld) = kernel::pad_cols(wo.view());
-            let o = kernel::matmul(concat.view(), &wp, ld, wo.ncols());
-            Array2::from_shape_vec((n, wo.ncols()), o).expect("n × d_out")
+    // Gather the heads side by side: concat[i, hd·dv + c] = tiles[(hd·span + i)·dv + c].
+    let direct = heads == 1 && layer.wo.is_none();
+    let concat = buffer(concat, if direct { 0 } else { n * dvt });
+    let src: &[F] = if direct {
+        &tiles[..n * dv]
+    } else if heads == 1 {
+        concat.copy_from_slice(&tiles[..n * dv]);
+        concat
+    } else {
+        for (i, row) in concat.chunks_mut(dvt).enumerate() {
+            for hd in 0..heads {
+                row[hd * dv..(hd + 1) * dv]
+                    .copy_from_slice(&tiles[(hd * span + i) * dv..(hd * span + i + 1) * dv]);
+            }
         }
-        None => concat,
+        concat
     };
-    Ok(AttentionOutput { output, weights })
+    match &layer.wo {
+        Some(wo) => {
+            let dout = wo.ncols();
+            let o = buffer(out, n * dout);
+            let cv = ArrayView2::from_shape((n, dvt), src).expect("n × dv");
+            kernel::matmul_into(cv, &layer.wo_padded, layer.ld_wo, dout, o, parallel);
+            Ok((n, dout))
+        }
+        None => {
+            let o = buffer(out, n * dvt);
+            o.copy_from_slice(src);
+            Ok((n, dvt))
+        }
+    }
 }
 
 /// Grouped-query attention on given projections, on the fused kernel: `q` is n × (heads·dk),
@@ -592,59 +775,70 @@ fn grouped_fused<F: Real>(
     let dk = q.ncols() / heads;
     let dv = v.ncols() / kv_heads;
     let group = heads / kv_heads;
-    let packed: Vec<(Vec<F>, Vec<F>)> = (0..kv_heads)
-        .into_par_iter()
-        .map(|g| {
-            let (mut kp, mut vtp) = (Vec::new(), Vec::new());
-            kernel::pack_a(k.slice(s![.., g * dk..(g + 1) * dk]), &mut kp);
-            kernel::pack_a(v.slice(s![.., g * dv..(g + 1) * dv]).t(), &mut vtp);
-            (kp, vtp)
-        })
-        .collect();
+    let (klen, vlen) = (kernel::packed_len(n, dk), kernel::packed_len(dv, n));
+    let mut kp = vec![F::zero(); kv_heads * klen];
+    let mut vtp = vec![F::zero(); kv_heads * vlen];
+    kp.par_chunks_mut(klen)
+        .zip(vtp.par_chunks_mut(vlen))
+        .enumerate()
+        .for_each(|(g, (kb, vb))| {
+            kernel::pack_a_into(k.slice(s![.., g * dk..(g + 1) * dk]), kb);
+            kernel::pack_a_into(v.slice(s![.., g * dv..(g + 1) * dv]).t(), vb);
+        });
     let inv_scale = F::one() / F::from_f64(dk as f64).sqrt();
-    let head_ops: Vec<kernel::Head<'_, F>> = (0..heads)
-        .map(|hd| {
-            let (kp, vtp) = &packed[hd / group];
-            kernel::Head {
-                q: q.slice_move(s![.., hd * dk..(hd + 1) * dk]),
-                kp: kp.clone(),
-                vtp: vtp.clone(),
-                n,
-                dk,
-                dv,
-                causal: mask == Mask::Causal,
-                inv_scale,
-            }
-        })
-        .collect();
-    let tiles = n.div_ceil(kernel::BQ);
-    let outs: Vec<Vec<F>> = (0..heads * tiles)
-        .into_par_iter()
-        .map(|task| {
-            let (hd, t) = (task / tiles, task % tiles);
-            let i0 = t * kernel::BQ;
-            kernel::forward_tile(&head_ops[hd], i0, (i0 + kernel::BQ).min(n))
-        })
-        .collect();
+    let (kp, vtp) = (&kp[..], &vtp[..]);
+    let head_op = |hd: usize| {
+        let g = hd / group;
+        kernel::Head {
+            q: q.slice(s![.., hd * dk..(hd + 1) * dk]),
+            kp: &kp[g * klen..(g + 1) * klen],
+            vtp: &vtp[g * vlen..(g + 1) * vlen],
+            n,
+            dk,
+            dv,
+            causal: mask == Mask::Causal,
+            inv_scale,
+        }
+    };
+    let ntiles = n.div_ceil(kernel::BQ);
+    let mut tiles = vec![F::zero(); heads * n * dv];
+    let work = n * n * (dk + dv) * heads;
+    let run = |(task, ob): (usize, &mut [F])| {
+        let (hd, t) = (task / ntiles, task % ntiles);
+        let i0 = t * kernel::BQ;
+        kernel::forward_tile(&head_op(hd), i0, (i0 + kernel::BQ).min(n), ob);
+    };
+    let chunks = tiles
+        .chunks_mut(n * dv)
+        .flat_map(|o| o.chunks_mut(kernel::BQ * dv));
+    if work >= SMALL_WORK {
+        chunks
+            .enumerate()
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .for_each(run);
+    } else {
+        chunks.enumerate().for_each(run);
+    }
     let mut concat = Array2::<F>::zeros((n, heads * dv));
-    for (task, o) in outs.iter().enumerate() {
-        let (hd, i0) = (task / tiles, (task % tiles) * kernel::BQ);
-        let rows = o.len() / dv;
-        let block = ArrayView2::from_shape((rows, dv), &o[..]).expect("rows × dv");
-        concat
-            .slice_mut(s![i0..i0 + rows, hd * dv..(hd + 1) * dv])
-            .assign(&block);
+    for (i, mut row) in concat.rows_mut().into_iter().enumerate() {
+        for hd in 0..heads {
+            row.slice_mut(s![hd * dv..(hd + 1) * dv])
+                .iter_mut()
+                .zip(&tiles[(hd * n + i) * dv..(hd * n + i + 1) * dv])
+                .for_each(|(d, &x)| *d = x);
+        }
     }
     concat
 }
 
 /// Applies the query/key hook to one head's `n × dk` block and checks the shape it returns.
-fn hooked<F: Real>(
+fn hooked_view<F: Real>(
     f: &dyn Fn(ArrayView2<F>) -> Result<Array2<F>>,
     x: ArrayView2<F>,
     n: usize,
     dk: usize,
-) -> Result<Vec<F>> {
+) -> Result<Array2<F>> {
     let y = f(x)?;
     if y.dim() != (n, dk) {
         return Err(Error::shape(
@@ -653,7 +847,7 @@ fn hooked<F: Real>(
             format!("{}×{}", y.nrows(), y.ncols()),
         ));
     }
-    Ok(y.iter().copied().collect())
+    Ok(y)
 }
 
 /// The course's `self_attention(X, Wq, Wk, Wv)` (one head, no mask) written with plain loops:

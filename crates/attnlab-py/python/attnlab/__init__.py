@@ -174,7 +174,9 @@ def attention(
     heads: int = 1,
     Wo: Optional[ArrayLike] = None,
     mask: Optional[str] = None,
-) -> Tuple[np.ndarray, np.ndarray]:
+    weights: bool = True,
+    max_memory: Optional[int] = None,
+) -> Tuple[np.ndarray, Optional[np.ndarray]]:
     """Scaled dot-product self-attention, as the course's numpy program computes it.
 
     ``Q, K, V = X Wq, X Wk, X Wv``; each head h attends with ``A_h = softmax(Q_h K_hᵀ / √d_k)``
@@ -187,17 +189,36 @@ def attention(
         heads: number of heads (must divide the projections' widths).
         Wo: (d_v·heads, d_out) output projection, required for more than one head.
         mask: ``None``/``"none"``, or ``"causal"`` (query i attends to keys j ≤ i).
+        weights: ``True`` (the default, as before this option existed): also form and return
+            every head's n × n weights (the output is then ``A V`` with exactly the returned
+            ``A``). ``False``: the fused online-softmax kernel, which never forms an n × n
+            matrix — the fast path, and the only one for long sequences; the weights slot of
+            the result is ``None``.
+        max_memory: the memory budget in bytes (default 1 GiB, the CLI's ``--max-memory``).
+            A call whose estimate exceeds it raises ``MemoryError`` before allocating anything
+            (e.g. n = 60 000 with weights: 2 × 14.4 GB in float32).
 
     Returns:
         ``(out, weights)``: out is (n, d_out); weights is (n, n) for one head and
-        (heads, n, n) for several (each row sums to 1).
+        (heads, n, n) for several (each row sums to 1), or ``None`` with ``weights=False``.
+
+    Raises:
+        MemoryError: the estimate exceeds ``max_memory``.
     """
-    out, weights = _attnlab.attention(
-        X, Wq, Wk, Wv, _count("heads", heads), Wo, _option("mask", mask)
+    out, w = _attnlab.attention(
+        X,
+        Wq,
+        Wk,
+        Wv,
+        _count("heads", heads),
+        Wo,
+        _option("mask", mask),
+        bool(weights),
+        None if max_memory is None else _count("max_memory", max_memory),
     )
-    if heads == 1:
-        weights = weights[0]
-    return out, weights
+    if w is not None and heads == 1:
+        w = w[0]
+    return out, w
 
 
 def run(command: str, **options: Any) -> Dict[str, Any]:

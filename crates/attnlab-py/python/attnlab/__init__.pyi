@@ -45,8 +45,11 @@ def attention(
     heads: int = ...,
     Wo: Optional[ArrayLike] = ...,
     mask: Optional[str] = ...,
-) -> Tuple[np.ndarray, np.ndarray]:
-    """Scaled dot-product self-attention: ``(out, weights)``."""
+    weights: bool = ...,
+    max_memory: Optional[int] = ...,
+) -> Tuple[np.ndarray, Optional[np.ndarray]]:
+    """Scaled dot-product self-attention: ``(out, weights)`` (weights ``None`` with
+    ``weights=False``: the fused kernel)."""
 
 def run(command: str, **options: Any) -> Dict[str, Any]:
     """Run an attnlab command with the CLI's options; its JSON report as a dict."""

@@ -90,7 +90,15 @@ pub fn render_parts(r: &AttendReport, parts: &[AttendPart]) -> String {
             show(&mut out, "K rotated", k, labels);
         }
     }
-    if want(AttendPart::Scores) {
+    if !r.weights_formed() && (want(AttendPart::Scores) || want(AttendPart::Weights)) {
+        let _ = writeln!(
+            out,
+            "\nscores and weights: not formed for n = {} (more than {} tokens: an n×n table no one can read); the output comes from the fused kernel, which never forms them",
+            r.n,
+            attnlab_core::api::attend::MAX_READABLE_TOKENS
+        );
+    }
+    if want(AttendPart::Scores) && r.weights_formed() {
         let all: Vec<&Vec<Vec<Option<f64>>>> = match &r.scores_per_head {
             Some(list) => list.iter().collect(),
             None => vec![&r.scores],
@@ -108,7 +116,7 @@ pub fn render_parts(r: &AttendReport, parts: &[AttendPart]) -> String {
             );
         }
     }
-    if want(AttendPart::Weights) {
+    if want(AttendPart::Weights) && r.weights_formed() {
         let all = match &r.weights_per_head {
             Some(list) => list.iter().collect::<Vec<_>>(),
             None => vec![&r.weights],
