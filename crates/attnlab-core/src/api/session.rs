@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use super::{Context, Outcome};
 use crate::chart::Chart;
 use crate::limits::Budget;
+pub use crate::session::Pause;
 use crate::session::{AnswerSheet, Score, ScriptedAnswer, Session, State, StepInfo, StepRecord};
 use crate::{Error, Result};
 
@@ -55,15 +56,6 @@ pub struct SessionRequest {
     /// The provided blocks the steps hold fixed (`E`, `Wq`, `Wk`, `Wv`; see
     /// [`crate::session::Held::blocks`]); without them, the course program's draws and table.
     pub blocks: Option<super::value::BlocksSource>,
-}
-
-/// Why an interactive run stopped before the last step (a scripted run never stops early: it
-/// grades every answer and names the missing steps).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "reason", rename_all = "snake_case")]
-pub enum Pause {
-    /// The student ended the input (Ctrl-D, `quit`).
-    InputEnded,
 }
 
 /// The steps, as `--list` shows them.
