@@ -151,9 +151,7 @@ pub fn record(r: &StepRecord) -> String {
         let _ = writeln!(
             out,
             "   missed: you predicted {}, the computation gives {}. Why: {}",
-            r.prediction.to_string(),
-            r.result.to_string(),
-            r.explanation
+            r.prediction, r.result, r.explanation
         );
     }
     out
