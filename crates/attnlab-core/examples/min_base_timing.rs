@@ -1,6 +1,6 @@
 //! Times the certified minimum-base sweep against the earlier grid search on Su's lengths
 //! (d = 128): `cargo run --release -p attnlab-core --example min_base_timing [L ...]`.
-use attnlab_core::spectrum::decay::{min_base_for_context, min_base_for_context_on_grid};
+use attnlab_core::spectrum::min_base::{min_base_for_context, min_base_for_context_on_grid};
 use std::time::Instant;
 
 fn main() {
@@ -23,10 +23,10 @@ fn main() {
         let t_old = t.elapsed().as_secs_f64();
         println!(
             "{l}\t{:.8e}\t{t_new:.3}\t{:.2e}\t{}\t{:.8e}\t{t_old:.3}\t{:.2}",
-            s.base.unwrap_or(f64::NAN),
-            s.island.map_or(f64::NAN, |i| i.rel_width),
-            s.f32_check.is_some_and(|c| c.passes),
-            old.base.unwrap_or(f64::NAN),
+            s.base().unwrap_or(f64::NAN),
+            s.island().map_or(f64::NAN, |i| i.rel_width),
+            s.f32_check().is_some_and(|c| c.passes),
+            old.base().unwrap_or(f64::NAN),
             t_new / t_old
         );
     }

@@ -20,7 +20,6 @@ use crate::layer::{InputSpec, Inputs, LayerKind, LayerSpec, PosKind, Readout};
 use crate::numeric::Dtype;
 use crate::position::frequencies::{Omega, RotaryFrequencies};
 use crate::position::rotary::{Layout, Rotary};
-use crate::present::prose::course as prose;
 use crate::rng::{Gaussian, StdGaussian};
 use crate::symmetry::{compare, Permutation, Tolerance};
 use crate::{spectrum, Result};
@@ -264,7 +263,8 @@ pub struct Evidence {
     pub tolerance: f64,
     /// error / tolerance (0 when both are 0).
     pub margin: f64,
-    /// What was computed, in words, with its numbers (from [`Evidence::measured`]).
+    /// What was computed, in words, with its numbers: written from [`Evidence::measured`] at
+    /// the report boundary ([`crate::api::claims::worded`]); empty in the rows [`ledger`] returns.
     pub details: String,
     /// What was computed, as data.
     pub measured: Measured,
@@ -285,7 +285,8 @@ pub struct Claim {
     pub seed_status: String,
     /// Whether the seed marks it exact (its failure fails the ledger).
     pub exact: bool,
-    /// The status attnlab measured, in words (`FAILS` when it does not hold).
+    /// The status attnlab measured, in words (`FAILS` when it does not hold): written at the
+    /// report boundary ([`crate::api::claims::worded`]); empty in the rows [`ledger`] returns.
     pub measured_status: String,
     /// Whether the measurement agrees with the seed's claim.
     pub holds: bool,
@@ -400,11 +401,11 @@ fn course_text(id: ClaimId) -> CourseText {
     }
 }
 
-/// A ledger row: the course's text of `id`, the measurement, and the status and evidence
-/// sentences written from it by [`crate::present::prose::course`].
+/// A ledger row: the course's text of `id` and the measurement (its status and evidence
+/// sentences are written at the report boundary, [`crate::api::claims::worded`]).
 fn claim(id: ClaimId, holds: bool, err: f64, tol: f64, measured: Measured) -> Claim {
     let text = course_text(id);
-    let mut c = Claim {
+    Claim {
         id,
         source: text.source,
         claim: text.claim.into(),
@@ -421,10 +422,7 @@ fn claim(id: ClaimId, holds: bool, err: f64, tol: f64, measured: Measured) -> Cl
             measured,
         },
         command: text.command.into(),
-    };
-    c.measured_status = prose::claim_status(&c);
-    c.evidence.details = prose::claim_details(&c);
-    c
+    }
 }
 
 fn inputs(text: Option<&str>, n: usize, d: usize, seed: u64) -> Result<Inputs> {
@@ -848,11 +846,7 @@ mod tests {
     fn every_claim_holds_with_correct_implementations() {
         let claims = ledger(Fault::None).unwrap();
         for c in &claims {
-            assert!(
-                c.holds,
-                "{}: {} — {}",
-                c.plain, c.measured_status, c.evidence.details
-            );
+            assert!(c.holds, "{}: {:?}", c.plain, c.evidence.measured);
         }
         assert_eq!(claims.len(), 10);
     }

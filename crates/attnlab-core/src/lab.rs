@@ -8,24 +8,22 @@
 //! all of them, plus the facts the course leaves implicit (the causal mask orders access, not
 //! distance; the two rotary layouts are one rotation up to a fixed permutation).
 //!
-//! The [`LabReport`] is typed data (the request/report contract's `api::lab`); its sentences come
-//! from [`crate::present::prose::course`] and its five figures from [`LabReport::charts`].
+//! The [`LabReport`] is typed data (the request/report contract's `api::lab`); its sentences
+//! (statements, names, evidence) are written at the report boundary, `api::lab::run`, from
+//! [`crate::present::prose::course`], and its five figures are specified there
+//! (`LabReport::charts`).
 
 use ndarray::Array2;
 use serde::Serialize;
 
 use crate::attention::Mask;
-use crate::chart::{
-    BarChart, Chart, ChartKind, ColourScale, Heatmap, LineChart, RefLine, Series, Series1,
-};
 use crate::claims::{self, Claim, Fault};
 use crate::experiment::{self, SymmetryResult};
 use crate::layer::{InputSpec, Inputs, LayerKind, LayerSpec, PosKind};
 use crate::numeric::Dtype;
 use crate::position::frequencies::{parse_omega_list, Omega, RotaryFrequencies};
 use crate::position::rotary::{self, Layout, Rotary};
-use crate::present::prose::course as prose;
-use crate::report::{rows, Outcome};
+use crate::report::rows;
 use crate::rng::{Gaussian, RngKind, StdGaussian};
 use crate::symmetry::{self, compare, Permutation, Verdict};
 use crate::{spectrum, Error, Result};
@@ -187,7 +185,7 @@ crate::choice! {
 pub struct Exercise {
     /// Which exercise.
     pub id: ExerciseId,
-    /// Its name, as the table row reads.
+    /// Its name, as the table row reads (written at the report boundary from [`Exercise::id`]).
     pub name: String,
     /// What the exercise expects.
     pub expected: Verdict,
@@ -291,11 +289,11 @@ pub enum FactMeasured {
 pub struct Fact {
     /// Which fact.
     pub id: FactId,
-    /// The statement.
+    /// The statement (written at the report boundary from [`Fact::measured`]).
     pub statement: String,
     /// Whether it was confirmed.
     pub confirmed: bool,
-    /// The evidence, in words.
+    /// The evidence, in words (written at the report boundary from [`Fact::measured`]).
     pub evidence: String,
     /// The evidence, as data.
     pub measured: FactMeasured,
@@ -305,9 +303,9 @@ impl Fact {
     fn new(id: FactId, confirmed: bool, measured: FactMeasured) -> Fact {
         Fact {
             id,
-            statement: prose::fact_statement(&measured),
+            statement: String::new(),
             confirmed,
-            evidence: prose::fact_evidence(&measured),
+            evidence: String::new(),
             measured,
         }
     }
@@ -339,7 +337,8 @@ pub struct LabReport {
 /// Product (d) with its plain statement.
 #[derive(Debug, Clone, Serialize)]
 pub struct Resolution {
-    /// The statement the session asks for.
+    /// The statement the session asks for (written at the report boundary from
+    /// [`Resolution::result`]).
     pub statement: String,
     /// The computation.
     pub result: spectrum::resolve::Resolution,
@@ -356,7 +355,7 @@ pub struct Resolution {
 fn exercise(id: ExerciseId, expected: Verdict, r: &symmetry::CheckReport) -> Exercise {
     Exercise {
         id,
-        name: prose::exercise_name(id),
+        name: String::new(),
         expected,
         confirmed: r.verdict == expected,
         verdict: r.verdict,
@@ -509,7 +508,7 @@ pub fn run(cfg: &LabConfig) -> Result<LabReport> {
         None
     };
     let d = Resolution {
-        statement: prose::resolution_statement(&labels, &res),
+        statement: String::new(),
         result: res,
         contrast,
         pairwise,
@@ -749,144 +748,4 @@ fn facts(cfg: &LabConfig) -> Result<Vec<Fact>> {
         },
     ));
     Ok(out)
-}
-
-impl LabReport {
-    /// Holds (exit 0) when everything is confirmed, else fails (exit 1).
-    pub fn outcome(&self) -> Outcome {
-        Outcome::from_bool(self.all_confirmed)
-    }
-
-    /// The lab's five figures: scores vs separation (b), the resolution margin (d), the
-    /// difference heat map and the weights of (a), and the exercises' error/tolerance per
-    /// variant. File stems: `scores_vs_separation`, `resolution_margin`, `permuted_difference`,
-    /// `attention_weights`, `symmetry_breakers`.
-    pub fn charts(&self) -> Vec<Chart> {
-        let b = &self.b_scores;
-        let set = prose::frequency_set(&b.omegas);
-        let scores = Chart {
-            name: "scores_vs_separation".into(),
-            title: "positional contribution to a score, aligned unit vectors".into(),
-            kind: ChartKind::Line(LineChart {
-                x_label: "separation s = j − i".into(),
-                y_label: "cos(sω) (mean over planes)".into(),
-                series: vec![
-                    Series {
-                        name: format!("ω = {}", b.omega),
-                        points: b
-                            .rows
-                            .iter()
-                            .map(|r| (r.separation as f64, r.single))
-                            .collect(),
-                        markers: true,
-                    },
-                    Series {
-                        name: format!("mean over {set}"),
-                        points: b
-                            .rows
-                            .iter()
-                            .map(|r| (r.separation as f64, r.set_mean))
-                            .collect(),
-                        markers: true,
-                    },
-                ],
-                h_lines: vec![RefLine {
-                    at: 1.0,
-                    label: "score at s = 0".into(),
-                }],
-                ..Default::default()
-            }),
-        };
-        let d = &self.d_resolution;
-        let context = d.result.context;
-        let margin = Chart {
-            name: "resolution_margin".into(),
-            title: format!("largest per-plane phase distance from a full turn, {set}"),
-            kind: ChartKind::Line(LineChart {
-                x_label: "separation s".into(),
-                y_label: "margin (rad); 0 = indistinguishable from s = 0".into(),
-                series: vec![Series {
-                    name: "margin(s)".into(),
-                    points: d.margins.iter().map(|&(s, m)| (s as f64, m)).collect(),
-                    markers: true,
-                }],
-                h_lines: vec![RefLine {
-                    at: 0.0,
-                    label: "alias".into(),
-                }],
-                v_lines: (context > 1)
-                    .then(|| RefLine {
-                        at: (context - 1) as f64,
-                        label: format!("L − 1 = {}, the context's largest separation", context - 1),
-                    })
-                    .into_iter()
-                    .collect(),
-                ..Default::default()
-            }),
-        };
-        let a = &self.a_permutation;
-        let rep = &a.check.report;
-        let max_abs = a.difference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-        let colour_max = if rep.holds { rep.tolerance } else { max_abs };
-        let difference = Chart {
-            name: "permuted_difference".into(),
-            title: format!("Attn(ΠH) − Π Attn(H), {}", rep.dtype),
-            kind: ChartKind::Heatmap(Heatmap {
-                values: nested(&a.difference),
-                row_labels: vec![],
-                col_labels: vec![],
-                x_label: "column".into(),
-                y_label: "row".into(),
-                scale: ColourScale::Diverging { max: colour_max },
-                scale_note: prose::difference_scale_note(rep.holds, max_abs, rep.tolerance),
-                highlight_rows: a
-                    .perm
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, &p)| i != p)
-                    .map(|(i, _)| i)
-                    .collect(),
-            }),
-        };
-        let weights = Chart {
-            name: "attention_weights".into(),
-            title: "attention weights A, course program".into(),
-            kind: ChartKind::Heatmap(Heatmap {
-                values: nested(&a.weights),
-                row_labels: vec![],
-                col_labels: vec![],
-                x_label: "key".into(),
-                y_label: "query (each row sums to 1)".into(),
-                scale: ColourScale::Sequential { min: 0.0, max: 1.0 },
-                scale_note: "colour: 0 to 1".into(),
-                highlight_rows: vec![],
-            }),
-        };
-        let breakers = Chart {
-            name: "symmetry_breakers".into(),
-            title: "error / tolerance per variant, every permutation of the course input".into(),
-            kind: ChartKind::Bar(BarChart {
-                categories: self
-                    .exercises
-                    .iter()
-                    .map(|e| prose::exercise_label(e.id).to_string())
-                    .collect(),
-                groups: vec![Series1 {
-                    name: "margin = max error / tolerance".into(),
-                    values: self.exercises.iter().map(|e| e.margin).collect(),
-                }],
-                y_label: "margin (log; < 1 holds)".into(),
-                log_y: true,
-                h_lines: vec![RefLine {
-                    at: 1.0,
-                    label: "tolerance".into(),
-                }],
-            }),
-        };
-        vec![scores, margin, difference, weights, breakers]
-    }
-}
-
-fn nested(a: &Array2<f64>) -> Vec<Vec<f64>> {
-    a.rows().into_iter().map(|r| r.to_vec()).collect()
 }

@@ -101,3 +101,12 @@ pub fn clip(reason: &str) -> String {
     }
     out
 }
+
+/// `n` `noun`s in words: `1 step`, `15 steps`.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}

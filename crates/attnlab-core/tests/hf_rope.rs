@@ -263,7 +263,7 @@ fn committed_vectors_equal_a_fresh_run_of_the_generator() {
 
 #[test]
 fn every_preset_is_one_of_the_cross_checked_configs() {
-    // The presets are typed in src/config.rs and again in the generator script; each preset's
+    // The presets are typed in data/rope_presets.json and again in the generator script; each preset's
     // fields must equal one vector case's config exactly, so every preset is checked against
     // transformers by the test above (and a typo in either copy fails here).
     let doc = vectors();

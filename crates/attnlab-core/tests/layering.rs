@@ -7,18 +7,10 @@
 use std::path::{Path, PathBuf};
 
 /// Modules outside the boundary that still call `present::prose` while they compute.
-const PROSE_DEBT: &[&str] = &[
-    "claims.rs",
-    "lab.rs",
-    "session/answer.rs",
-    "session/param.rs",
-    "session/steps/rotary.rs",
-    "symmetry/check.rs",
-];
+const PROSE_DEBT: &[&str] = &["symmetry/check.rs"];
 
-/// Modules below `api` that still read `api` types: the prose of the course's products reads
-/// the embed and session reports it words.
-const API_DEBT: &[&str] = &["present/prose/course.rs", "present/prose/session.rs"];
+/// Modules below `api` that still read `api` types (none left).
+const API_DEBT: &[&str] = &[];
 
 fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).expect("the core's src/ is readable") {

@@ -1,10 +1,10 @@
 //! The minimum-base search against the d = 128 table of Men et al. 2024 as recomputed by Su
 //! (rope-papers.md §a), 1k … 1M, and the islands of passing bases a grid steps over.
 
-use attnlab_core::spectrum::decay::{
-    default_freqs, first_negative, min_base_for_context, min_base_for_context_on_grid, MinBase,
+use attnlab_core::spectrum::decay::{default_freqs, first_negative};
+use attnlab_core::spectrum::min_base::{
+    min_base_for_context, min_base_for_context_on_grid, MinBase, H_MIN,
 };
-use attnlab_core::spectrum::min_base::H_MIN;
 
 /// Su's brute-force row (rope-papers.md §a; d = 128, "1k" read as L = 1024).
 const SU: [(u64, f64); 11] = [
@@ -32,7 +32,7 @@ fn two_digits(x: f64) -> f64 {
 /// fails, and no step below it went unproven beyond the last one onto the island's edge.
 fn check_row(l: u64, table: f64) -> MinBase {
     let r = min_base_for_context(128, l, |_| {}).unwrap();
-    let b = r.base.unwrap();
+    let b = r.base().unwrap();
     assert!(
         (two_digits(b) - table).abs() < 1e-6 * table,
         "L = {l}: {b} does not round to {table}"
@@ -42,15 +42,15 @@ fn check_row(l: u64, table: f64) -> MinBase {
         "L = {l}"
     );
     assert!(
-        first_negative(&default_freqs(r.failing_below.unwrap(), 128), l).is_some(),
+        first_negative(&default_freqs(r.failing_below().unwrap(), 128), l).is_some(),
         "L = {l}"
     );
     // Each unproven step is one separate gap of relative width 1e-10 (H_MIN): only an island
     // narrower than that could hide in one, and the islands found are ≥ 10⁴ times wider.
-    let island = r.island.unwrap();
-    let gaps = r.unproven_steps.unwrap() as f64;
+    let island = r.island().unwrap();
+    let gaps = r.sweep().unwrap().unproven_steps as f64;
     assert!(
-        (r.unproven_width.unwrap() - gaps * H_MIN).abs() <= 1e-6 * gaps * H_MIN,
+        (r.sweep().unwrap().unproven_width - gaps * H_MIN).abs() <= 1e-6 * gaps * H_MIN,
         "L = {l}: {r:?}"
     );
     assert!(island.rel_width > 1e4 * H_MIN, "L = {l}: {r:?}");
@@ -79,7 +79,7 @@ fn matches_the_published_table_to_its_two_digits_from_128k_to_1m() {
         // At 256k, 512k and 1M the answer begins an island narrower than the previous 0.05%
         // grid, which stepped over it (it reported 3.18e7, 6.17e7 and 6.54e7).
         if l >= 1 << 18 {
-            assert!(r.island.unwrap().rel_width < 5e-4, "L = {l}: {r:?}");
+            assert!(r.island().unwrap().rel_width < 5e-4, "L = {l}: {r:?}");
         }
     }
 }
@@ -92,11 +92,11 @@ fn the_sweep_finds_an_island_narrower_than_a_grid_that_steps_over_it() {
     assert!(first_negative(&default_freqs(26_960.0, 128), 4096).is_none());
     let coarse = min_base_for_context_on_grid(128, 4096, 1.002, |_| {})
         .unwrap()
-        .base
+        .base()
         .unwrap();
     assert!(coarse > 2.8e4 && coarse < 2.9e4, "{coarse}");
     let r = min_base_for_context(128, 4096, |_| {}).unwrap();
-    let (fine, island) = (r.base.unwrap(), r.island.unwrap());
+    let (fine, island) = (r.base().unwrap(), r.island().unwrap());
     assert!(fine > 26_950.0 && fine < 26_975.0, "{fine}");
     assert!(island.rel_width < 0.002, "{island:?}");
     // Every base tested inside the island passes; the first failure above it fails.

@@ -6,6 +6,7 @@ use super::{Context, Outcome};
 use crate::chart::Chart;
 use crate::claims::{self, Claim, Fault};
 use crate::limits::Budget;
+use crate::present::prose::course::{claim_details, claim_status};
 use crate::Result;
 
 /// The request of `attnlab claims`.
@@ -50,8 +51,18 @@ pub fn budget(_: &ClaimsRequest) -> Budget {
 pub fn run(req: &ClaimsRequest, ctx: &Context) -> Result<ClaimsReport> {
     ctx.check_cancelled("claims")?;
     Ok(ClaimsReport {
-        claims: claims::ledger(req.inject_fault)?,
+        claims: worded(claims::ledger(req.inject_fault)?),
     })
+}
+
+/// The rows with their sentences: the measured status and the evidence in words, written
+/// from each row's measurement (the ledger returns them empty).
+pub fn worded(mut claims: Vec<Claim>) -> Vec<Claim> {
+    for c in &mut claims {
+        c.measured_status = claim_status(c);
+        c.evidence.details = claim_details(c);
+    }
+    claims
 }
 
 #[cfg(test)]

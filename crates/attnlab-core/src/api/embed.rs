@@ -1,6 +1,8 @@
 //! `attnlab embed`: tokens → labels → one-hot vectors → rows of the embedding table E, and the
 //! basis-change redundancy at a linear interface (seed 002 §1).
 
+pub mod prose;
+
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 

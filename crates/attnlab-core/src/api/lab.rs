@@ -3,10 +3,16 @@
 
 use serde::{Deserialize, Serialize};
 
+use ndarray::Array2;
+
 use super::value::{BlocksSource, Count, List};
-use super::Context;
+use super::{Context, Outcome};
+use crate::chart::{
+    BarChart, Chart, ChartKind, ColourScale, Heatmap, LineChart, RefLine, Series, Series1,
+};
 use crate::lab::{self, LabConfig};
 use crate::limits::{self, Budget};
+use crate::present::prose::course as prose;
 use crate::Result;
 
 pub use crate::lab::LabReport;
@@ -88,7 +94,164 @@ pub fn run(req: &LabRequest, ctx: &Context) -> Result<LabReport> {
         ..LabConfig::default()
     })?;
     (ctx.progress)("lab", 1.0);
-    Ok(report)
+    Ok(worded(report))
+}
+
+/// The report with its sentences, written from its typed values: the exercises' names, the
+/// statement of product (d), each fact's statement and evidence, the reference table's status
+/// and evidence.
+fn worded(mut r: LabReport) -> LabReport {
+    for e in &mut r.exercises {
+        e.name = prose::exercise_name(e.id);
+    }
+    let d = &mut r.d_resolution;
+    d.statement = prose::resolution_statement(&r.setup.omegas, &d.result);
+    for f in &mut r.facts {
+        f.statement = prose::fact_statement(&f.measured);
+        f.evidence = prose::fact_evidence(&f.measured);
+    }
+    r.reference_table = super::claims::worded(r.reference_table);
+    r
+}
+
+impl LabReport {
+    /// Holds (exit 0) when everything is confirmed, else fails (exit 1).
+    pub fn outcome(&self) -> Outcome {
+        Outcome::from_bool(self.all_confirmed)
+    }
+
+    /// The lab's five figures: scores vs separation (b), the resolution margin (d), the
+    /// difference heat map and the weights of (a), and the exercises' error/tolerance per
+    /// variant. File stems: `scores_vs_separation`, `resolution_margin`, `permuted_difference`,
+    /// `attention_weights`, `symmetry_breakers`.
+    pub fn charts(&self) -> Vec<Chart> {
+        let b = &self.b_scores;
+        let set = prose::frequency_set(&b.omegas);
+        let scores = Chart {
+            name: "scores_vs_separation".into(),
+            title: "positional contribution to a score, aligned unit vectors".into(),
+            kind: ChartKind::Line(LineChart {
+                x_label: "separation s = j − i".into(),
+                y_label: "cos(sω) (mean over planes)".into(),
+                series: vec![
+                    Series {
+                        name: format!("ω = {}", b.omega),
+                        points: b
+                            .rows
+                            .iter()
+                            .map(|r| (r.separation as f64, r.single))
+                            .collect(),
+                        markers: true,
+                    },
+                    Series {
+                        name: format!("mean over {set}"),
+                        points: b
+                            .rows
+                            .iter()
+                            .map(|r| (r.separation as f64, r.set_mean))
+                            .collect(),
+                        markers: true,
+                    },
+                ],
+                h_lines: vec![RefLine {
+                    at: 1.0,
+                    label: "score at s = 0".into(),
+                }],
+                ..Default::default()
+            }),
+        };
+        let d = &self.d_resolution;
+        let context = d.result.context;
+        let margin = Chart {
+            name: "resolution_margin".into(),
+            title: format!("largest per-plane phase distance from a full turn, {set}"),
+            kind: ChartKind::Line(LineChart {
+                x_label: "separation s".into(),
+                y_label: "margin (rad); 0 = indistinguishable from s = 0".into(),
+                series: vec![Series {
+                    name: "margin(s)".into(),
+                    points: d.margins.iter().map(|&(s, m)| (s as f64, m)).collect(),
+                    markers: true,
+                }],
+                h_lines: vec![RefLine {
+                    at: 0.0,
+                    label: "alias".into(),
+                }],
+                v_lines: (context > 1)
+                    .then(|| RefLine {
+                        at: (context - 1) as f64,
+                        label: format!("L − 1 = {}, the context's largest separation", context - 1),
+                    })
+                    .into_iter()
+                    .collect(),
+                ..Default::default()
+            }),
+        };
+        let a = &self.a_permutation;
+        let rep = &a.check.report;
+        let max_abs = a.difference.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let colour_max = if rep.holds { rep.tolerance } else { max_abs };
+        let difference = Chart {
+            name: "permuted_difference".into(),
+            title: format!("Attn(ΠH) − Π Attn(H), {}", rep.dtype),
+            kind: ChartKind::Heatmap(Heatmap {
+                values: nested(&a.difference),
+                row_labels: vec![],
+                col_labels: vec![],
+                x_label: "column".into(),
+                y_label: "row".into(),
+                scale: ColourScale::Diverging { max: colour_max },
+                scale_note: prose::difference_scale_note(rep.holds, max_abs, rep.tolerance),
+                highlight_rows: a
+                    .perm
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, &p)| i != p)
+                    .map(|(i, _)| i)
+                    .collect(),
+            }),
+        };
+        let weights = Chart {
+            name: "attention_weights".into(),
+            title: "attention weights A, course program".into(),
+            kind: ChartKind::Heatmap(Heatmap {
+                values: nested(&a.weights),
+                row_labels: vec![],
+                col_labels: vec![],
+                x_label: "key".into(),
+                y_label: "query (each row sums to 1)".into(),
+                scale: ColourScale::Sequential { min: 0.0, max: 1.0 },
+                scale_note: "colour: 0 to 1".into(),
+                highlight_rows: vec![],
+            }),
+        };
+        let breakers = Chart {
+            name: "symmetry_breakers".into(),
+            title: "error / tolerance per variant, every permutation of the course input".into(),
+            kind: ChartKind::Bar(BarChart {
+                categories: self
+                    .exercises
+                    .iter()
+                    .map(|e| prose::exercise_label(e.id).to_string())
+                    .collect(),
+                groups: vec![Series1 {
+                    name: "margin = max error / tolerance".into(),
+                    values: self.exercises.iter().map(|e| e.margin).collect(),
+                }],
+                y_label: "margin (log; < 1 holds)".into(),
+                log_y: true,
+                h_lines: vec![RefLine {
+                    at: 1.0,
+                    label: "tolerance".into(),
+                }],
+            }),
+        };
+        vec![scores, margin, difference, weights, breakers]
+    }
+}
+
+fn nested(a: &Array2<f64>) -> Vec<Vec<f64>> {
+    a.rows().into_iter().map(|r| r.to_vec()).collect()
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use super::{Context, Outcome};
 use crate::chart::Chart;
 use crate::limits::Budget;
+pub use crate::session::Pause;
 use crate::session::{AnswerSheet, Score, ScriptedAnswer, Session, State, StepInfo, StepRecord};
 use crate::{Error, Result};
 
@@ -60,15 +61,6 @@ pub struct SessionRequest {
     /// answer form at the overrides — what a student sees before predicting with a changed
     /// parameter.
     pub settings: Option<BTreeMap<String, BTreeMap<String, String>>>,
-}
-
-/// Why an interactive run stopped before the last step (a scripted run never stops early: it
-/// grades every answer and names the missing steps).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "reason", rename_all = "snake_case")]
-pub enum Pause {
-    /// The student ended the input (Ctrl-D, `quit`).
-    InputEnded,
 }
 
 /// The steps, as `--list` shows them.

@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::present::prose::session as prose;
+use crate::number::{format, sci, short, Style};
+use crate::text::count;
 use crate::{Error, Result};
 
 /// One option of a multiple-choice question.
@@ -55,18 +56,54 @@ pub enum Answer {
     Choice(String),
 }
 
-/// As the student would type it (`yes`, `12`, `none`, `1, 0, -1`, `b`); numbers through
-/// [`crate::number`] (see [`prose::answer`]).
+/// As the student would type it: `yes`, `12`, `none`, `1, 0, -1`, `b`; numbers to six
+/// decimals through [`crate::number`] (predictions are graded to an absolute tolerance).
+///
+/// ```
+/// use attnlab_core::session::Answer;
+/// assert_eq!(Answer::Numbers(vec![1.0, 6.123233995736766e-17, -1.0]).to_string(), "1, 0, -1");
+/// assert_eq!(Answer::Nothing.to_string(), "none");
+/// ```
 impl std::fmt::Display for Answer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&prose::answer(self))
+        match self {
+            Answer::YesNo(yes) => f.write_str(if *yes { "yes" } else { "no" }),
+            Answer::Integer(i) => write!(f, "{i}"),
+            Answer::Nothing => f.write_str("none"),
+            Answer::Numbers(v) => {
+                let v: Vec<String> = v.iter().map(|&x| format(x, Style::Decimals(6))).collect();
+                f.write_str(&v.join(", "))
+            }
+            Answer::Choice(c) => f.write_str(c),
+        }
     }
 }
 
 impl AnswerKind {
-    /// The accepted form, in words (shown as the hint when an answer is not understood).
+    /// The accepted form, in words: the hint when an answer is not understood, and what the
+    /// parser's refusal says would be accepted.
     pub fn form(&self) -> String {
-        prose::answer_form(self)
+        match self {
+            AnswerKind::YesNo => "yes or no (y/n)".into(),
+            AnswerKind::Integer => "a whole number, e.g. 5".into(),
+            AnswerKind::IntegerOrNone => "a whole number, e.g. 5, or none".into(),
+            AnswerKind::Numbers {
+                count: n,
+                tolerance,
+            } => format!(
+                "{} separated by commas or spaces, e.g. {} (each within ±{} counts as right)",
+                count(*n as u64, "number"),
+                (0..*n)
+                    .map(|i| ["1", "0.5", "-0.25", "0", "-1"][i % 5])
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                short(*tolerance)
+            ),
+            AnswerKind::Choice { options } => {
+                let keys: Vec<&str> = options.iter().map(|o| o.key.as_str()).collect();
+                format!("one letter: {}", keys.join(", "))
+            }
+        }
     }
 
     /// Parses a typed answer.
@@ -108,7 +145,11 @@ impl AnswerKind {
                 if v.len() != *count {
                     return Err(Error::invalid(
                         "answer",
-                        format!("{} ({})", quoted(t), prose::count(v.len() as u64, "number")),
+                        format!(
+                            "{} ({})",
+                            quoted(t),
+                            crate::text::count(v.len() as u64, "number")
+                        ),
                         self.form(),
                     ));
                 }
@@ -178,9 +219,20 @@ pub struct Within {
 }
 
 impl Grade {
-    /// How it was compared, in words (see [`prose::grading`]).
+    /// How it was compared, in words, as the record keeps it (the state file stores the
+    /// words): `exact match`, `does not match`, or for numbers `largest difference 3.829e-16
+    /// within the tolerance ±0.01`.
     pub fn detail(&self) -> String {
-        prose::grading(self)
+        match (self.within, self.correct) {
+            (Some(w), ok) => format!(
+                "largest difference {} {} the tolerance ±{}",
+                sci(w.largest_difference),
+                if ok { "within" } else { "outside" },
+                short(w.tolerance)
+            ),
+            (None, true) => "exact match".into(),
+            (None, false) => "does not match".into(),
+        }
     }
 }
 
@@ -295,6 +347,17 @@ mod tests {
         );
         let w = g.within.unwrap();
         assert!((w.largest_difference - 0.0161).abs() < 1e-12 && w.tolerance == 0.01);
+        let g = Grade {
+            correct: true,
+            within: Some(Within {
+                largest_difference: 3.8285686989269494e-16,
+                tolerance: 0.01,
+            }),
+        };
+        assert_eq!(
+            g.detail(),
+            "largest difference 3.829e-16 within the tolerance ±0.01"
+        );
         assert!(
             grade(
                 &AnswerKind::Integer,

@@ -181,7 +181,7 @@ pub struct StepRecord {
     pub result: Answer,
     /// Whether the prediction was right.
     pub correct: bool,
-    /// How it was compared, in words (see [`crate::present::prose::session::grading`]).
+    /// How it was compared, in words ([`crate::session::Grade::detail`]).
     pub grading: String,
     /// One sentence of explanation.
     pub explanation: String,

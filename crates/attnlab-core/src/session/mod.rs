@@ -23,7 +23,8 @@
 //!
 //! Every number a step shows is computed when it runs; nothing here is a typed-in result. This
 //! module does no terminal I/O and writes no sentences of its own beyond the course text: the
-//! evidence lines, answers and grading words come from [`crate::present::prose::session`].
+//! evidence lines come from [`crate::present::prose::session`]; the accepted forms and the
+//! grading words are the parser's and the record's own ([`AnswerKind::form`], [`Grade::detail`]).
 
 pub mod answer;
 pub mod answers;
@@ -40,5 +41,5 @@ pub use engine::{
 };
 pub use evidence::{CheckedLayer, Compared, Evidence};
 pub use param::{Param, ParamKind, Settings};
-pub use state::{Score, State, STATE_VERSION};
+pub use state::{Pause, Score, State, STATE_VERSION};
 pub use steps::steps;

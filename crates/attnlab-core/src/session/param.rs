@@ -66,9 +66,36 @@ const MAX_SEPARATIONS: usize = 12;
 const MAX_SEPARATION: i64 = 1_000_000;
 
 impl Param {
-    /// The accepted form, in words.
+    /// The accepted form, in words (what the refusal of [`Param::validate`] says would be
+    /// accepted).
     pub fn form(&self) -> String {
-        crate::present::prose::session::param_form(self.kind)
+        match self.kind {
+            ParamKind::Permutation { n } => format!(
+                "a permutation of 0..{} as a comma-separated list, e.g. {}",
+                n.saturating_sub(1),
+                (0..n)
+                    .rev()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            ParamKind::Pair => {
+                "two different tokens of A, B, . separated by a space, e.g. A B".into()
+            }
+            ParamKind::Real => "a finite number, e.g. 0.1".into(),
+            ParamKind::Position { min, n } => {
+                format!("a whole number from {min} to {}", n.saturating_sub(1))
+            }
+            ParamKind::Omega { rational: false } => "a frequency, e.g. pi/2, 2*pi/7 or 0.25".into(),
+            ParamKind::Omega { rational: true } => {
+                "a rational multiple of pi, e.g. pi/3, 2*pi/7 or 3*pi/4".into()
+            }
+            ParamKind::Omegas => "frequencies separated by commas, e.g. pi/2,pi/3".into(),
+            ParamKind::Separations => {
+                "1 to 12 whole numbers separated by commas, e.g. 0,1,2,3,4".into()
+            }
+            ParamKind::Count { min, max } => format!("a whole number from {min} to {max}"),
+        }
     }
 
     /// Validates `text` and returns its canonical form (the form settings are stored in).

@@ -173,6 +173,15 @@ impl Default for State {
     }
 }
 
+/// Why an interactive run stopped before the last step (a scripted run never stops early: it
+/// grades every answer and names the missing steps).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum Pause {
+    /// The student ended the input (Ctrl-D, `quit`).
+    InputEnded,
+}
+
 /// The score so far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Score {

@@ -4,12 +4,12 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::decay::{
-    decay, default_freqs, min_base_certified, min_base_default, min_base_search, scan_b_step,
-    Decay, DecayBin, MinBase, MinBaseMethod,
-};
+use super::decay::{decay, default_freqs, scan_b_step, Decay, DecayBin};
 use super::identity::{
     invariance_rows_for, random_cases, score_scale, shift_grid, Pipeline, ShiftRow,
+};
+use super::min_base::{
+    min_base_certified, min_base_default, min_base_search, MinBase, MinBaseMethod,
 };
 use super::precision::{precision_all, DtypePrecision};
 use super::resolve::{resolve, Resolution};
@@ -143,7 +143,7 @@ pub struct AuditOptions {
     /// Whether to search the minimum base (the most expensive part).
     pub min_base: bool,
     /// Coarse grid ratio of the minimum-base search (see
-    /// [`super::decay::min_base_for_context_on_grid`]; default 1.0005), used only with
+    /// [`super::min_base::min_base_for_context_on_grid`]; default 1.0005), used only with
     /// `min_base_method` = grid.
     pub min_base_grid: f64,
     /// How the minimum base is searched (default: the certified sweep).
@@ -163,7 +163,7 @@ impl Default for AuditOptions {
             dtype: Dtype::Bf16,
             tol: super::resolve::DEFAULT_TOL,
             min_base: true,
-            min_base_grid: super::decay::DEFAULT_GRID_RATIO,
+            min_base_grid: super::min_base::DEFAULT_GRID_RATIO,
             min_base_method: MinBaseMethod::CertifiedSweep,
             config: None,
             min_base_known: None,
@@ -597,7 +597,7 @@ pub fn audit(
     } else {
         None
     };
-    let min_base_for_context = min_base_search.as_ref().and_then(|m| m.base);
+    let min_base_for_context = min_base_search.as_ref().and_then(|m| m.base());
     // The effective frequencies of an active scaling type, searched over the base.
     let active =
         scaling.filter(|sc| sc.rope_type().scales() && unscaled.as_ref() != Some(&freqs.inv_freq));
@@ -612,7 +612,7 @@ pub fn audit(
         }
         Some(_) | None => None,
     };
-    let min_base_for_context_effective = min_base_effective_search.as_ref().and_then(|m| m.base);
+    let min_base_for_context_effective = min_base_effective_search.as_ref().and_then(|m| m.base());
     watch.check("the audit")?;
     // The scaled rotation against the unscaled one.
     let scaled_vs_unscaled = match (active, &unscaled) {
@@ -824,12 +824,12 @@ fn findings(freqs: &RotaryFrequencies, opts: &AuditOptions, p: &Parts) -> AuditF
         ratio: base / b,
     };
     let finding = |m: &MinBase, effective_type: Option<RopeType>| {
-        m.base.map(|b| MinBaseFinding {
+        m.base().map(|b| MinBaseFinding {
             base: b,
             effective_type,
-            island_rel_width: m.island.map(|i| i.rel_width),
-            f32_passes: m.f32_check.map(|c| c.passes),
-            f32_first_negative: m.f32_check.and_then(|c| c.first_negative),
+            island_rel_width: m.island().map(|i| i.rel_width),
+            f32_passes: m.f32_check().map(|c| c.passes),
+            f32_first_negative: m.f32_check().and_then(|c| c.first_negative),
             rotary_dim: freqs.rotary_dim,
             configured: freqs.base.map(|cb| ratio(cb, b)),
             effective: match (freqs.base, freqs.effective_base) {

@@ -50,6 +50,9 @@ use super::Watch;
 use crate::phase::turns_nearest;
 use crate::{Error, Result};
 
+pub mod grid;
+pub use grid::{min_base_for_context_on_grid, min_base_search, DEFAULT_GRID_RATIO, MIN_GRID_RATIO};
+
 /// Smallest relative step the sweep proves (10⁻¹⁰ in ln b). Below it a step is taken unproven
 /// and counted.
 pub const H_MIN: f64 = 1e-10;
@@ -118,6 +121,218 @@ pub struct Sweep {
     pub unproven_width: f64,
     /// The float32 verdict of `base`.
     pub f32_check: Option<F32Check>,
+}
+
+crate::choice! {
+    /// How the smallest passing base was searched.
+    pub enum MinBaseMethod("minimum-base method") {
+        /// The certified sweep of this module: every base below the answer is proven to fail,
+        /// so no island of passing bases is stepped over.
+        CertifiedSweep = "certified_sweep",
+        /// The earlier log-grid scan (coarse grid, fine grid, bisection; [`grid`]): can step
+        /// over islands narrower than its grid; kept for comparison.
+        Grid = "grid",
+    }
+}
+
+/// The result of a minimum-base search, one variant per method ([`min_base_certified`],
+/// [`min_base_search`]). It serialises flat with every method's fields, null where the method
+/// has none: `base`, `failing_below`, `method`, `family`, `coarse_ratio`, `fine_ratio`,
+/// `rel_precision` (the final bracket's relative width: grid 1e-5, sweep [`H_MIN`]),
+/// `evaluations` (grid: grid points, fine grid and bisection; sweep: proven intervals plus
+/// complete scans), `island`, `full_scans`, `unproven_steps`, `unproven_width`, `f32_check`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MinBase {
+    /// The certified sweep of the frequency family named `family`: `default` (b^(−2k/d)) or
+    /// the configuration's rope type with its parameters (a scaled type's effective
+    /// frequencies).
+    CertifiedSweep {
+        /// The family's name.
+        family: String,
+        /// What the sweep found.
+        sweep: Sweep,
+    },
+    /// The grid search of the default frequencies.
+    Grid(Grid),
+}
+
+/// What the grid search found ([`min_base_search`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Grid {
+    /// The smallest passing base found (null if none ≤ 1e15).
+    pub base: Option<f64>,
+    /// The largest base below it known to fail (the bracket's lower end).
+    pub failing_below: Option<f64>,
+    /// Ratio of consecutive points of the coarse log grid.
+    pub coarse_ratio: f64,
+    /// Ratio of the fine grid scanned inside the first coarse bracket.
+    pub fine_ratio: f64,
+    /// Bases evaluated (the same for any number of threads).
+    pub evaluations: usize,
+}
+
+impl MinBase {
+    /// The smallest base found with B_b(m) ≥ 0 for all m in 0..L−1 (`None` if none ≤ 1e15).
+    pub fn base(&self) -> Option<f64> {
+        self.sweep()
+            .map_or_else(|| self.grid().and_then(|g| g.base), |s| s.base)
+    }
+
+    /// The largest base below it known to fail (the bracket's lower end).
+    pub fn failing_below(&self) -> Option<f64> {
+        self.sweep().map_or_else(
+            || self.grid().and_then(|g| g.failing_below),
+            |s| s.failing_below,
+        )
+    }
+
+    /// How it was searched.
+    pub fn method(&self) -> MinBaseMethod {
+        match self {
+            MinBase::CertifiedSweep { .. } => MinBaseMethod::CertifiedSweep,
+            MinBase::Grid(_) => MinBaseMethod::Grid,
+        }
+    }
+
+    /// Which frequencies the base generates (the grid searches the default ones).
+    pub fn family(&self) -> &str {
+        match self {
+            MinBase::CertifiedSweep { family, .. } => family,
+            MinBase::Grid(_) => "default",
+        }
+    }
+
+    /// The sweep's findings (the certified method only).
+    pub fn sweep(&self) -> Option<&Sweep> {
+        match self {
+            MinBase::CertifiedSweep { sweep, .. } => Some(sweep),
+            MinBase::Grid(_) => None,
+        }
+    }
+
+    /// The grid's findings (the grid method only).
+    pub fn grid(&self) -> Option<&Grid> {
+        match self {
+            MinBase::Grid(g) => Some(g),
+            MinBase::CertifiedSweep { .. } => None,
+        }
+    }
+
+    /// The island of passing bases the answer begins (the certified method only).
+    pub fn island(&self) -> Option<Island> {
+        self.sweep().and_then(|s| s.island)
+    }
+
+    /// The float32 verdict of the answer (the certified method only).
+    pub fn f32_check(&self) -> Option<F32Check> {
+        self.sweep().and_then(|s| s.f32_check)
+    }
+}
+
+impl Serialize for MinBase {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Flat<'a> {
+            base: Option<f64>,
+            failing_below: Option<f64>,
+            method: MinBaseMethod,
+            family: &'a str,
+            coarse_ratio: Option<f64>,
+            fine_ratio: Option<f64>,
+            rel_precision: f64,
+            evaluations: usize,
+            island: Option<Island>,
+            full_scans: Option<usize>,
+            unproven_steps: Option<usize>,
+            unproven_width: Option<f64>,
+            f32_check: Option<F32Check>,
+        }
+        let (grid, sweep) = (self.grid(), self.sweep());
+        Flat {
+            base: self.base(),
+            failing_below: self.failing_below(),
+            method: self.method(),
+            family: self.family(),
+            coarse_ratio: grid.map(|g| g.coarse_ratio),
+            fine_ratio: grid.map(|g| g.fine_ratio),
+            rel_precision: grid.map_or(H_MIN, |_| grid::PRECISION),
+            evaluations: sweep.map_or_else(
+                || grid.map_or(0, |g| g.evaluations),
+                |s| s.proven_steps + s.full_scans,
+            ),
+            island: self.island(),
+            full_scans: sweep.map(|s| s.full_scans),
+            unproven_steps: sweep.map(|s| s.unproven_steps),
+            unproven_width: sweep.map(|s| s.unproven_width),
+            f32_check: self.f32_check(),
+        }
+        .serialize(s)
+    }
+}
+
+/// The smallest base of a frequency family by the certified sweep ([`certified_min_base`]),
+/// named `family`. With `exponents` (power-law families ω_k = c_k·b^(−e_k)) every step is
+/// proven by a second-order bound; otherwise by interval bounds (slower).
+///
+/// # Errors
+/// `context == 0`; [`crate::ErrorKind::Cancelled`] once `watch` says so.
+pub fn min_base_certified(
+    at: &(dyn Fn(f64) -> Vec<f64> + Sync),
+    exponents: Option<Vec<f64>>,
+    family: &str,
+    context: u64,
+    watch: &Watch,
+) -> Result<MinBase> {
+    Ok(MinBase::CertifiedSweep {
+        family: family.to_string(),
+        sweep: certified_min_base(&Family { at, exponents }, context, watch)?,
+    })
+}
+
+/// [`min_base_certified`] for the default frequencies b^(−2k/d).
+///
+/// # Errors
+/// `dim` odd or zero; as [`min_base_certified`].
+pub fn min_base_default(dim: usize, context: u64, watch: &Watch) -> Result<MinBase> {
+    if dim == 0 || !dim.is_multiple_of(2) {
+        return Err(Error::invalid(
+            "rotary dimension",
+            dim,
+            "an even number ≥ 2",
+        ));
+    }
+    let (at, exps) = default_family(dim);
+    min_base_certified(&at, Some(exps), "default", context, watch)
+}
+
+/// The smallest base b (for rotary dimension `dim`, frequencies b^(−2k/d)) with
+/// `B_b(m) = Σ_k cos(m·b^(−2k/d)) ≥ 0` for every m in 0..L−1, by the certified sweep (which
+/// cannot step over an island of passing bases), reporting the fraction done to `progress`.
+/// The earlier grid search ([`grid`]) is kept for comparison.
+///
+/// # Errors
+/// `dim` odd or zero; `context == 0`.
+pub fn min_base_for_context(
+    dim: usize,
+    context: u64,
+    progress: impl FnMut(f64) + Send,
+) -> Result<MinBase> {
+    with_progress(progress, |watch| min_base_default(dim, context, watch))
+}
+
+/// Runs `f` with a [`Watch`] that never cancels and reports to `progress` (called from several
+/// threads: one that finds the lock taken skips its update).
+fn with_progress<R>(progress: impl FnMut(f64) + Send, f: impl FnOnce(&Watch) -> R) -> R {
+    let progress = std::sync::Mutex::new(progress);
+    let report = |x: f64| {
+        if let Ok(mut p) = progress.try_lock() {
+            (*p)(x);
+        }
+    };
+    f(&Watch {
+        progress: &report,
+        cancelled: &|| false,
+    })
 }
 
 /// Largest cos over the phases m·ω for ω in [w_lo, w_hi] (0 ≤ w_lo ≤ w_hi).

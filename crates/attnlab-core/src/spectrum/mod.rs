@@ -83,18 +83,22 @@ mod tests {
             dtype: Dtype::Bf16,
             tol: resolve::DEFAULT_TOL,
             min_base: true,
-            min_base_grid: decay::DEFAULT_GRID_RATIO,
+            min_base_grid: min_base::DEFAULT_GRID_RATIO,
             ..Default::default()
         };
         let run = || {
-            let min_base = decay::min_base_for_context_on_grid(16, 512, 1.0005, |_| {}).unwrap();
+            let min_base = min_base::min_base_for_context_on_grid(16, 512, 1.0005, |_| {}).unwrap();
             // 40 000 positions: three blocks of row keys; bf16 rows of this slow set repeat.
             let rows = precision::cache_rows(&coarse, 40_000, &Dtype::ALL);
             let report = audit::audit(&f, None, &opts, &Watch::default()).unwrap();
             (min_base, rows, serde_json::to_string(&report).unwrap())
         };
         let one = pool(1).install(run);
-        assert!(one.0.base.is_some() && one.1[2].1.is_some(), "{:?}", one.1);
+        assert!(
+            one.0.base().is_some() && one.1[2].1.is_some(),
+            "{:?}",
+            one.1
+        );
         assert_eq!(one, pool(2).install(run));
         assert_eq!(one, pool(3).install(run));
     }
@@ -107,7 +111,7 @@ mod tests {
             progress: &|_| {},
             cancelled: &cancelled,
         };
-        let e = decay::min_base_search(128, 4096, 1.0005, &watch).unwrap_err();
+        let e = min_base::min_base_search(128, 4096, 1.0005, &watch).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::Cancelled);
         assert!(e.to_string().contains("minimum-base search"), "{e}");
     }

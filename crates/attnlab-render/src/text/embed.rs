@@ -1,6 +1,6 @@
 use std::fmt::Write;
 
-use attnlab_core::api::embed::EmbedReport;
+use attnlab_core::api::embed::{prose, EmbedReport};
 use attnlab_core::present::number::sci;
 use attnlab_core::present::prose::course;
 
@@ -51,10 +51,10 @@ pub fn render(r: &EmbedReport) -> String {
         matrix_table(&r.h, Some(&r.tokens))
     );
     if let Some(l) = &r.labels_are_addresses {
-        let _ = writeln!(out, "\n{}", course::labels_are_addresses(l));
+        let _ = writeln!(out, "\n{}", prose::labels_are_addresses(l));
     }
     if let Some(c) = &r.contextual {
-        let _ = writeln!(out, "{}", course::contextual(c));
+        let _ = writeln!(out, "{}", prose::contextual(c));
     }
     if let Some(b) = &r.basis_change {
         let _ = writeln!(
@@ -91,7 +91,7 @@ pub fn render(r: &EmbedReport) -> String {
             }
         }
         let _ = writeln!(out, "{t}");
-        for line in course::basis_change_verdicts(&b.by_kind) {
+        for line in prose::basis_change_verdicts(&b.by_kind) {
             let _ = writeln!(out, "{line}");
         }
     }

@@ -236,11 +236,11 @@ fn render_one(r: &Audit, verdict: &str, config_notes: &[String]) -> String {
         ("effective frequencies", &r.min_base_effective_search),
     ] {
         let Some(m) = m else { continue };
-        let mut line = format!("  minimum base, {label} ({}, {}): ", m.family, m.method);
-        match m.base {
+        let mut line = format!("  minimum base, {label} ({}, {}): ", m.family(), m.method());
+        match m.base() {
             Some(b) => {
                 line += &sig(b, 8);
-                if let Some(i) = &m.island {
+                if let Some(i) = &m.island() {
                     line += &format!(
                         "; passing island up to {} (relative width {}), first failure above at {}",
                         sig(i.passes_up_to, 8),
@@ -248,7 +248,7 @@ fn render_one(r: &Audit, verdict: &str, config_notes: &[String]) -> String {
                         sig(i.fails_at, 8)
                     );
                 }
-                if let Some(c) = &m.f32_check {
+                if let Some(c) = &m.f32_check() {
                     line += &match (c.passes, c.first_negative) {
                         (true, _) => "; passes in f32 too".to_string(),
                         (false, Some(at)) => format!("; fails in f32 at m = {at}"),

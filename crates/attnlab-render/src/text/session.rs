@@ -125,8 +125,8 @@ pub fn record(r: &StepRecord) -> String {
     // Short cells: never squeeze them to a terminal width (a pty may report 0 columns).
     t.set_content_arrangement(ContentArrangement::Disabled);
     t.add_row(vec![
-        prose::answer(&r.prediction),
-        prose::answer(&r.result),
+        r.prediction.to_string(),
+        r.result.to_string(),
         right(r.correct),
     ]);
     let _ = writeln!(out, "{t}");
@@ -151,9 +151,7 @@ pub fn record(r: &StepRecord) -> String {
         let _ = writeln!(
             out,
             "   missed: you predicted {}, the computation gives {}. Why: {}",
-            prose::answer(&r.prediction),
-            prose::answer(&r.result),
-            r.explanation
+            r.prediction, r.result, r.explanation
         );
     }
     out
@@ -193,8 +191,8 @@ pub fn summary(r: &RunReport) -> String {
         for rec in &r.steps {
             let mut row = vec![
                 rec.id.clone(),
-                prose::answer(&rec.prediction),
-                prose::answer(&rec.result),
+                rec.prediction.to_string(),
+                rec.result.to_string(),
                 right(rec.correct),
             ];
             if earlier {

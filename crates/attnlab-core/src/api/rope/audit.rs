@@ -12,7 +12,7 @@ use crate::limits::{self, Budget};
 use crate::numeric::Dtype;
 use crate::present::prose::rope as prose;
 use crate::spectrum::audit::{self as au, AuditOptions};
-use crate::spectrum::decay::{MinBaseMethod, DEFAULT_GRID_RATIO, MIN_GRID_RATIO};
+use crate::spectrum::min_base::{MinBaseMethod, DEFAULT_GRID_RATIO, MIN_GRID_RATIO};
 use crate::spectrum::resolve::DEFAULT_TOL;
 use crate::spectrum::Watch;
 use crate::{Error, Result};
@@ -364,7 +364,7 @@ pub fn run(req: &AuditRequest, ctx: &Context) -> Result<AuditReport> {
             .iter()
             .find(|(_, a)| a.rotary_dim == freqs.rotary_dim)
             .and_then(|(_, a)| a.min_base_search.clone())
-            .filter(|m| m.family == "default");
+            .filter(|m| m.family() == "default");
         let o = AuditOptions {
             config: Some(au::ConfigFacts {
                 scaling: cfg.sets[i].scaling.clone(),

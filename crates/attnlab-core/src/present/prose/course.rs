@@ -8,6 +8,7 @@ use crate::lab::{ExerciseId, FactMeasured, ScoresBySeparation};
 use crate::number::{format, sci, short, sig, Style};
 use crate::spectrum::period::PeriodReport;
 use crate::spectrum::resolve::Resolution;
+use crate::text::count;
 
 /// `s` in double quotes, control characters escaped (`"A B ."`).
 ///
@@ -51,82 +52,6 @@ pub fn blocks_used(provided: &[String]) -> String {
             and_list(&drawn)
         )
     }
-}
-
-/// "Token 20 is not twice token 10", on the table at hand.
-pub fn labels_are_addresses(l: &crate::api::embed::LabelsAreAddresses) -> String {
-    format!(
-        "labels are addresses, not magnitudes: label {} ({}) is twice label {} ({}), but E[{}] = {} {} 2·E[{}] = {}{}",
-        l.double_label,
-        quoted(&l.double_token),
-        l.label,
-        quoted(&l.token),
-        l.double_label,
-        number_list(&l.double_row),
-        if l.equal { "=" } else { "≠" },
-        l.label,
-        number_list(&l.twice_row),
-        if l.equal {
-            " (this table happens to agree; the label still only selects a row)"
-        } else {
-            " — the label only selects a row"
-        }
-    )
-}
-
-/// A contextual representation: the same token's row before and after attention in two
-/// contexts.
-pub fn contextual(c: &crate::api::embed::Contextual) -> String {
-    format!(
-        "contextual representation: {} has the embedding row {} in {} and in {}; after one attention layer (identity projections) its rows are {} and {} (they differ by up to {}): the vector at a position now depends on its context",
-        quoted(&c.token),
-        number_list(&c.embedding_row),
-        quoted(&c.contexts[0]),
-        quoted(&c.contexts[1]),
-        decimals_list(&c.output_rows[0]),
-        decimals_list(&c.output_rows[1]),
-        sig(c.max_abs_difference, 4)
-    )
-}
-
-fn decimals_list(v: &[f64]) -> String {
-    let inner: Vec<String> = v.iter().map(|&x| format(x, Style::Decimals(6))).collect();
-    format!("[{}]", inner.join(", "))
-}
-
-/// One line per nonlinear interface naming which kinds of S it absorbs: `ReLU: absorbs doubling
-/// a coordinate and positive diagonal (ReLU(h·s) = ReLU(h)·s for s > 0); not random invertible
-/// — so "not a symmetry" depends on the kind of S.`
-pub fn basis_change_verdicts(by_kind: &[crate::api::embed::BasisChangeByKind]) -> Vec<String> {
-    let Some(first) = by_kind.first() else {
-        return Vec::new();
-    };
-    first
-        .cases
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let (yes, no): (Vec<_>, Vec<_>) = by_kind.iter().partition(|k| k.cases[i].unchanged);
-            let names = |v: &[&crate::api::embed::BasisChangeByKind]| {
-                and_list(&v.iter().map(|k| k.kind.name()).collect::<Vec<_>>())
-            };
-            let why = match c.interface {
-                Interface::Linear => " (S⁻¹ undoes S before anything else acts)",
-                Interface::Relu if !yes.is_empty() => " (ReLU(h·s) = ReLU(h)·s for a positive diagonal s)",
-                _ => "",
-            };
-            match (yes.is_empty(), no.is_empty()) {
-                (false, true) => format!("{}: absorbs every kind of S tried{why}", interface_label(c.interface)),
-                (true, false) => format!("{}: absorbs none of them — not a symmetry for any kind of S tried", interface_label(c.interface)),
-                _ => format!(
-                    "{}: absorbs {}{why}; not {} — whether a basis change is a symmetry depends on the kind of S",
-                    interface_label(c.interface),
-                    names(&yes),
-                    names(&no)
-                ),
-            }
-        })
-        .collect()
 }
 
 /// The last line of `attnlab predict`: the predicted token and its probability, or, when
@@ -196,15 +121,6 @@ fn power_of_ten(v: u64) -> String {
     }
 }
 
-/// `count` and the noun, singular for one: `1 ulp`, `9 ulps`.
-pub fn plural(count: u64, noun: &str) -> String {
-    if count == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{count} {noun}s")
-    }
-}
-
 fn separations(list: &[u64]) -> String {
     list.iter()
         .map(u64::to_string)
@@ -265,7 +181,7 @@ pub fn claim_status(c: &Claim) -> String {
     }
 }
 
-fn interface_label(i: Interface) -> &'static str {
+pub(crate) fn interface_label(i: Interface) -> &'static str {
     match i {
         Interface::Linear => "the linear interface",
         Interface::Relu => "ReLU",
@@ -274,7 +190,7 @@ fn interface_label(i: Interface) -> &'static str {
     }
 }
 
-fn and_list(items: &[&str]) -> String {
+pub(crate) fn and_list(items: &[&str]) -> String {
     match items {
         [] => "nothing".into(),
         [one] => (*one).into(),
@@ -312,7 +228,7 @@ pub fn claim_details(c: &Claim) -> String {
         } => format!(
             "all {permutations} permutations of n = {n} tokens, d = {dim}, f64: max error {}, {}; tolerance {}",
             sci(e.max_abs_error),
-            plural(*max_ulps, "ulp"),
+            count(*max_ulps, "ulp"),
             tolerance_detail.derivation
         ),
         Measured::Softmax {
@@ -333,7 +249,7 @@ pub fn claim_details(c: &Claim) -> String {
         } => format!(
             "{trials} random q, k ∈ R{} ({}, base {}) and positions i, j < {}, f64 with exact angle reduction: max error {}, tolerance 8·eps·d·max Σ|q||k| = {}",
             superscript(*dim as u64),
-            plural((*dim / 2) as u64, "plane"),
+            count((*dim / 2) as u64, "plane"),
             short(*base),
             power_of_ten(*positions_below),
             sci(e.max_abs_error),
@@ -448,7 +364,7 @@ pub fn ledger_summary(claims: &[Claim]) -> String {
     let failed = claims.iter().filter(|c| !c.holds).count();
     format!(
         "{} checked: {} hold, {} fail.",
-        plural(claims.len() as u64, "claim"),
+        count(claims.len() as u64, "claim"),
         claims.len() - failed,
         failed
     )
@@ -471,14 +387,14 @@ pub fn permutation_verdict(
         format!(
             "HOLDS: max |difference| = {} ({}) ≤ tolerance {} — equal to numerical precision; {diagnosis}",
             sci(max_abs_error),
-            plural(max_ulps, "ulp"),
+            count(max_ulps, "ulp"),
             sci(tolerance)
         )
     } else {
         format!(
             "BREAKS: max |difference| = {} ({}) > tolerance {} — not equal to numerical precision; {diagnosis}",
             sci(max_abs_error),
-            plural(max_ulps, "ulp"),
+            count(max_ulps, "ulp"),
             sci(tolerance)
         )
     }
@@ -735,8 +651,8 @@ mod tests {
         assert_eq!(superscript(10), "¹⁰");
         assert_eq!(power_of_ten(10_000), "10⁴");
         assert_eq!(power_of_ten(12), "12");
-        assert_eq!(plural(1, "ulp"), "1 ulp");
-        assert_eq!(plural(9, "ulp"), "9 ulps");
+        assert_eq!(count(1, "ulp"), "1 ulp");
+        assert_eq!(count(9, "ulp"), "9 ulps");
         assert_eq!(and_list(&["a", "b", "c"]), "a, b and c");
         assert_eq!(number_list(&[1.0, 0.0, 0.5]), "[1, 0, 0.5]");
         assert_eq!(

@@ -4,11 +4,9 @@
 //! six decimals ([`Style::Decimals`]; predictions are graded to an absolute tolerance), errors,
 //! tolerances and margins in scientific notation.
 
-use crate::api::session::Pause;
 use crate::number::{format, sci, short, Style};
-use crate::session::{
-    Answer, AnswerKind, CheckedLayer, Compared, Evidence, Grade, ParamKind, Score,
-};
+use crate::session::{CheckedLayer, Compared, Evidence, Pause, Score};
+pub use crate::text::count;
 
 /// A value read against an absolute tolerance: six decimals, trailing zeros dropped.
 fn dec(x: f64) -> String {
@@ -17,103 +15,6 @@ fn dec(x: f64) -> String {
 
 fn list(v: &[f64]) -> String {
     v.iter().map(|&x| dec(x)).collect::<Vec<_>>().join(", ")
-}
-
-/// `1 number`, `3 numbers`.
-pub fn count(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
-/// An answer as the student would type it: `yes`, `12`, `none`, `1, 0, -1`, `b`.
-///
-/// ```
-/// use attnlab_core::present::prose::session::answer;
-/// use attnlab_core::session::Answer;
-/// assert_eq!(answer(&Answer::Numbers(vec![1.0, 6.123233995736766e-17, -1.0])), "1, 0, -1");
-/// assert_eq!(answer(&Answer::Nothing), "none");
-/// ```
-pub fn answer(a: &Answer) -> String {
-    match a {
-        Answer::YesNo(true) => "yes".into(),
-        Answer::YesNo(false) => "no".into(),
-        Answer::Integer(i) => i.to_string(),
-        Answer::Nothing => "none".into(),
-        Answer::Numbers(v) => list(v),
-        Answer::Choice(c) => c.clone(),
-    }
-}
-
-/// The accepted form of an answer, in words (the hint when an answer is not understood).
-pub fn answer_form(kind: &AnswerKind) -> String {
-    match kind {
-        AnswerKind::YesNo => "yes or no (y/n)".into(),
-        AnswerKind::Integer => "a whole number, e.g. 5".into(),
-        AnswerKind::IntegerOrNone => "a whole number, e.g. 5, or none".into(),
-        AnswerKind::Numbers {
-            count: n,
-            tolerance,
-        } => format!(
-            "{} separated by commas or spaces, e.g. {} (each within ±{} counts as right)",
-            count(*n as u64, "number"),
-            (0..*n)
-                .map(|i| ["1", "0.5", "-0.25", "0", "-1"][i % 5])
-                .collect::<Vec<_>>()
-                .join(", "),
-            short(*tolerance)
-        ),
-        AnswerKind::Choice { options } => {
-            let keys: Vec<&str> = options.iter().map(|o| o.key.as_str()).collect();
-            format!("one letter: {}", keys.join(", "))
-        }
-    }
-}
-
-/// The accepted form of a setting, in words.
-pub fn param_form(kind: ParamKind) -> String {
-    match kind {
-        ParamKind::Permutation { n } => format!(
-            "a permutation of 0..{} as a comma-separated list, e.g. {}",
-            n.saturating_sub(1),
-            (0..n)
-                .rev()
-                .map(|i| i.to_string())
-                .collect::<Vec<_>>()
-                .join(",")
-        ),
-        ParamKind::Pair => "two different tokens of A, B, . separated by a space, e.g. A B".into(),
-        ParamKind::Real => "a finite number, e.g. 0.1".into(),
-        ParamKind::Position { min, n } => {
-            format!("a whole number from {min} to {}", n.saturating_sub(1))
-        }
-        ParamKind::Omega { rational: false } => "a frequency, e.g. pi/2, 2*pi/7 or 0.25".into(),
-        ParamKind::Omega { rational: true } => {
-            "a rational multiple of pi, e.g. pi/3, 2*pi/7 or 3*pi/4".into()
-        }
-        ParamKind::Omegas => "frequencies separated by commas, e.g. pi/2,pi/3".into(),
-        ParamKind::Separations => {
-            "1 to 12 whole numbers separated by commas, e.g. 0,1,2,3,4".into()
-        }
-        ParamKind::Count { min, max } => format!("a whole number from {min} to {max}"),
-    }
-}
-
-/// How a prediction was compared: `exact match`, `does not match`, or for numbers
-/// `largest difference 3.829e-16 within the tolerance ±0.01`.
-pub fn grading(g: &Grade) -> String {
-    match (g.within, g.correct) {
-        (Some(w), ok) => format!(
-            "largest difference {} {} the tolerance ±{}",
-            sci(w.largest_difference),
-            if ok { "within" } else { "outside" },
-            short(w.tolerance)
-        ),
-        (None, true) => "exact match".into(),
-        (None, false) => "does not match".into(),
-    }
 }
 
 fn prefix(of: &Option<CheckedLayer>) -> String {
@@ -401,18 +302,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn grading_words_show_the_real_difference() {
-        let g = Grade {
-            correct: true,
-            within: Some(crate::session::Within {
-                largest_difference: 3.8285686989269494e-16,
-                tolerance: 0.01,
-            }),
-        };
-        assert_eq!(
-            grading(&g),
-            "largest difference 3.829e-16 within the tolerance ±0.01"
-        );
+    fn run_lines_count_and_name_steps() {
         assert_eq!(count(1, "step"), "1 step");
         assert_eq!(count(15, "step"), "15 steps");
         assert_eq!(intro(3, 15).unwrap(), "Resuming: 3 of 15 steps done.");

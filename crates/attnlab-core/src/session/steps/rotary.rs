@@ -18,12 +18,12 @@ use super::{integer, integer_or_none, yes_no};
 use crate::layer::{LayerSpec, PosKind};
 use crate::number::sci;
 use crate::position::frequencies::Omega;
-use crate::present::prose::session::{answer, count};
 use crate::spectrum::angle::phase;
 use crate::spectrum::identity::score_absolute;
 use crate::spectrum::period::period;
 use crate::spectrum::resolve::{resolve, DEFAULT_TOL};
 use crate::symmetry::{compare, Tolerance};
+use crate::text::count;
 use crate::{Error, Result};
 
 /// The absolute tolerance a predicted score is graded to.
@@ -89,7 +89,7 @@ pub(super) fn rope_scores() -> Step {
                 evidence: seps.iter().map(|&sep| angle(w, sep)).collect(),
                 explanation: format!(
                     "Rotations compose, R(iω)ᵀR(jω) = R((j−i)ω), so for aligned unit vectors the score is cos(s·ω): {} at ω = {}.",
-                    answer(&result), w.label()
+                    result, w.label()
                 ),
                 result,
             })
