@@ -15,6 +15,8 @@
 //! The caller's layer runs with the GIL held (it is Python code); pure-Rust work (attention,
 //! commands) releases the GIL and checks for Ctrl-C through the core's progress callback.
 
+mod model;
+
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -647,5 +649,8 @@ fn _attnlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(attention, m)?)?;
     m.add_function(wrap_pyfunction!(rope_frequencies, m)?)?;
     m.add_function(wrap_pyfunction!(rope_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(model::load_model, m)?)?;
+    m.add_class::<model::PyModel>()?;
+    m.add_class::<model::PyLayerFn>()?;
     Ok(())
 }

@@ -87,6 +87,9 @@ pub struct PredictArgs {
     /// Print one JSON object on stdout instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Write the chart (SVG) into DIR: top (the listed tokens' probabilities as bars).
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
 }
 
 /// Options of `attnlab model order`.
@@ -111,6 +114,10 @@ pub struct OrderArgs {
     /// Print one JSON object on stdout instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Write the chart (SVG) into DIR: depth (the last position's change after each layer,
+    /// without and with RoPE, against the round-off tolerance).
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
 }
 
 /// Options of `attnlab model attention`.
@@ -170,7 +177,10 @@ pub fn run(cmd: ModelCommand) -> anyhow::Result<Outcome> {
                 top: a.top,
                 pos: a.pos,
             }),
-            &show(a.json),
+            &Show {
+                json: a.json,
+                plot_dir: a.plot.as_deref(),
+            },
         ),
         ModelCommand::Order(a) => execute(
             &Request::ModelOrder(ModelOrderRequest {
@@ -180,7 +190,10 @@ pub fn run(cmd: ModelCommand) -> anyhow::Result<Outcome> {
                 perm: a.perm.as_deref().map(List::parse),
                 top: a.top,
             }),
-            &show(a.json),
+            &Show {
+                json: a.json,
+                plot_dir: a.plot.as_deref(),
+            },
         ),
         ModelCommand::Attention(a) => execute(
             &Request::ModelAttention(ModelAttentionRequest {

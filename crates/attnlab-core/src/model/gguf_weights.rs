@@ -165,34 +165,43 @@ pub fn load(f: &GgufFile, qk: QkRows, limits: &Limits) -> Result<LlamaWeights<f3
             other => Ok(other),
         }
     };
-    let mut layers = Vec::with_capacity(c.layers);
-    for i in 0..c.layers {
-        let p = |s: &str| format!("blk.{i}.{s}");
-        layers.push(LayerWeights {
-            attn_norm: vector(f, &p("attn_norm.weight"), d)?,
-            wq: fix(matrix(f, &p("attn_q.weight"), q, d)?, c.heads)?,
-            wk: fix(matrix(f, &p("attn_k.weight"), kv, d)?, c.kv_heads)?,
-            wv: matrix(f, &p("attn_v.weight"), kv, d)?,
-            wo: matrix(f, &p("attn_output.weight"), d, q)?,
-            bq: fix_v(opt_vector(f, &p("attn_q.bias"), q)?, c.heads)?,
-            bk: fix_v(opt_vector(f, &p("attn_k.bias"), kv)?, c.kv_heads)?,
-            bv: opt_vector(f, &p("attn_v.bias"), kv)?,
-            bo: opt_vector(f, &p("attn_output.bias"), d)?,
-            q_norm: opt_vector(f, &p("attn_q_norm.weight"), hd)?,
-            k_norm: opt_vector(f, &p("attn_k_norm.weight"), hd)?,
-            ffn_norm: vector(f, &p("ffn_norm.weight"), d)?,
-            w_gate: matrix(f, &p("ffn_gate.weight"), ff, d)?,
-            w_up: matrix(f, &p("ffn_up.weight"), ff, d)?,
-            w_down: matrix(f, &p("ffn_down.weight"), d, ff)?,
-        });
-    }
+    // The layers are read and dequantized in parallel (positioned reads share the file).
+    use rayon::prelude::*;
+    let read_layers = || {
+        (0..c.layers)
+            .into_par_iter()
+            .map(|i| -> Result<LayerWeights<f32>> {
+                let p = |s: &str| format!("blk.{i}.{s}");
+                Ok(LayerWeights {
+                    attn_norm: vector(f, &p("attn_norm.weight"), d)?,
+                    wq: fix(matrix(f, &p("attn_q.weight"), q, d)?, c.heads)?,
+                    wk: fix(matrix(f, &p("attn_k.weight"), kv, d)?, c.kv_heads)?,
+                    wv: matrix(f, &p("attn_v.weight"), kv, d)?,
+                    wo: matrix(f, &p("attn_output.weight"), d, q)?,
+                    bq: fix_v(opt_vector(f, &p("attn_q.bias"), q)?, c.heads)?,
+                    bk: fix_v(opt_vector(f, &p("attn_k.bias"), kv)?, c.kv_heads)?,
+                    bv: opt_vector(f, &p("attn_v.bias"), kv)?,
+                    bo: opt_vector(f, &p("attn_output.bias"), d)?,
+                    q_norm: opt_vector(f, &p("attn_q_norm.weight"), hd)?,
+                    k_norm: opt_vector(f, &p("attn_k_norm.weight"), hd)?,
+                    ffn_norm: vector(f, &p("ffn_norm.weight"), d)?,
+                    w_gate: matrix(f, &p("ffn_gate.weight"), ff, d)?,
+                    w_up: matrix(f, &p("ffn_up.weight"), ff, d)?,
+                    w_down: matrix(f, &p("ffn_down.weight"), d, ff)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()
+    };
+    // The embedding (the largest tensor) alongside the layers.
+    let (layers, embed) = rayon::join(read_layers, || matrix(f, "token_embd.weight", c.vocab, d));
+    let (layers, embed) = (layers?, embed?);
     let output = if c.tied {
         None
     } else {
         Some(matrix(f, "output.weight", c.vocab, d)?)
     };
     let w = LlamaWeights {
-        embed: matrix(f, "token_embd.weight", c.vocab, d)?,
+        embed,
         final_norm: vector(f, "output_norm.weight", d)?,
         layers,
         output,

@@ -706,7 +706,14 @@ impl<T: Real> LlamaWeights<T> {
             self.config.dim,
         );
         let w = self.output.as_ref().unwrap_or(&self.embed);
-        Ok(x.dot(&w.t()))
+        // One matrix–vector product per row asked for (`W·x`, the vocabulary's rows each dotted
+        // with x): a GEMM call would first pack the whole vocab × dim matrix (113 MB for
+        // SmolLM2) to compute a single row.
+        let mut out = Array2::zeros((x.nrows(), w.nrows()));
+        for (mut o, xr) in out.rows_mut().into_iter().zip(x.rows()) {
+            o.assign(&w.dot(&xr));
+        }
+        Ok(out)
     }
 
     /// The forward pass over token ids.

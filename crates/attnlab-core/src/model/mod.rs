@@ -8,6 +8,7 @@
 //!   merges, or a Hugging Face `tokenizer.json`): text → ids and pieces.
 //! * [`ModelInfo`] — the architecture numbers a forward needs, read from the metadata.
 //! * [`locate`] — `--model smollm2-135m` → the cached file.
+//! * [`sublayer`] — one layer's attention sublayer as a map on hidden states (the checker's layer).
 //! * [`llama`] — the Llama-family forward (llama, mistral, qwen2, qwen3) on [`llama::LlamaWeights`],
 //!   which the loaders fill: [`hf`] (a Hugging Face directory) and [`gguf_weights`] (a GGUF file).
 //!
@@ -28,6 +29,7 @@ pub mod hf;
 pub mod llama;
 pub mod locate;
 pub mod quant;
+pub mod sublayer;
 pub mod tokenizer;
 
 use serde::Serialize;

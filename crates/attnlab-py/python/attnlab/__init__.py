@@ -26,7 +26,7 @@ import numpy as np
 from . import _attnlab
 from ._attnlab import LayerError, __version__
 from ._report import Control, Diagnosis, DifferenceMap, PermutationSet, Report, Worst
-from . import rope
+from . import model, rope
 
 __all__ = [
     "check_equivariance",
@@ -41,6 +41,7 @@ __all__ = [
     "DifferenceMap",
     "LayerError",
     "rope",
+    "model",
     "__version__",
 ]
 

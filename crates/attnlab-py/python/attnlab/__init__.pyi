@@ -5,6 +5,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 import numpy as np
 
 
+from . import model as model
 from . import rope as rope
 from ._attnlab import LayerError as LayerError
 from ._report import Control as Control

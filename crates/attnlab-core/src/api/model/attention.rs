@@ -122,15 +122,10 @@ impl ModelAttentionReport {
     }
 }
 
-/// The model's size is in its file: the loader and the forward check their own budgets once
-/// the header is read; the request alone fixes the `n × n` map of the text it names.
+/// The model's size is in its file: the request alone fixes only tokenizing its text; the
+/// weights, the forward and the `n × n` map are checked once the header is read.
 pub fn budget(r: &ModelAttentionRequest) -> Budget {
-    let n = r
-        .ids
-        .as_ref()
-        .map_or_else(|| r.text.as_ref().map_or(0, |t| t.len()), |l| l.0.len());
-    let cells = limits::u(n).saturating_mul(limits::u(n));
-    Budget::new(cells.saturating_mul(8 + 8), cells)
+    super::request_budget(&r.text)
 }
 
 /// Runs the layers before `layer` on the text and returns the head's weights there.
@@ -139,10 +134,9 @@ pub fn budget(r: &ModelAttentionRequest) -> Budget {
 /// Bad model path, ids, layer or head; a text beyond the trained context; the forward's budget
 /// over the limits.
 pub fn run(r: &ModelAttentionRequest, ctx: &Context) -> Result<ModelAttentionReport> {
-    let m = super::load(&r.model, ctx)?;
-    let ids = m.ids(&r.text, &r.ids, ctx)?;
-    let w = &m.weights;
-    let c = &w.config;
+    let opened = super::open_checkpoint(&r.model, ctx)?;
+    let ids = opened.ids(&r.text, &r.ids, ctx)?;
+    let c = opened.config.clone();
     if r.layer >= c.layers {
         return Err(Error::invalid(
             "--layer",
@@ -154,20 +148,25 @@ pub fn run(r: &ModelAttentionRequest, ctx: &Context) -> Result<ModelAttentionRep
         return Err(Error::invalid(
             "--head",
             r.head,
-            format!(
-                "0 … {} (the model has {} query heads)",
-                c.heads - 1,
-                c.heads
-            ),
+            format!("0 … {} (the model has {} query heads)", c.heads - 1, c.heads),
         ));
     }
-    super::check_length(w, ids.len())?;
+    super::check_length(&c, ids.len())?;
     let n = ids.len();
     let cells = limits::u(n).saturating_mul(limits::u(n));
-    w.config
-        .forward_budget(n, 0, 4)
+    opened
+        .budget(n, 1, 0)
         .plus(Budget::new(cells.saturating_mul(4 + 8), cells))
-        .check("the forward pass and the attention map", &ctx.limits)?;
+        .check(
+            format!(
+                "model attention on {n} tokens ({} parameters in f32, the forward to layer {} and its {n}×{n} map)",
+                c.parameters(),
+                r.layer
+            ),
+            &ctx.limits,
+        )?;
+    let m = opened.load(ctx)?;
+    let w = &m.weights;
     let positions = r.pos.positions();
     let entering = w.forward(
         &ids,

@@ -56,6 +56,7 @@ fn refuse_paths(model: &str, ctx: &Context) -> Result<()> {
 use serde::{Deserialize, Serialize};
 
 use super::value::List;
+use crate::limits::Budget;
 use crate::model::gguf_weights::QkRows;
 use crate::model::llama::{LlamaWeights, Positions};
 use crate::model::tokenizer::ModelTokenizer;
@@ -83,8 +84,10 @@ impl PosChoice {
 }
 
 /// A loaded checkpoint: its weights and, when it has one, its tokenizer.
-pub(crate) struct Loaded {
+pub struct Loaded {
+    /// The weights, dequantized to f32.
     pub weights: LlamaWeights<f32>,
+    /// The tokenizer, when the checkpoint has one.
     pub tokenizer: Option<ModelTokenizer>,
 }
 
@@ -97,31 +100,7 @@ impl Loaded {
         ids: &Option<List>,
         ctx: &Context,
     ) -> Result<Vec<u32>> {
-        match (text, ids) {
-            (Some(t), None) => {
-                let tok = self.tokenizer.as_ref().ok_or_else(|| {
-                    Error::invalid(
-                        "--text",
-                        "a text",
-                        "--ids: this checkpoint has no tokenizer (tokenizer.json)",
-                    )
-                })?;
-                let v: Vec<u32> = tok
-                    .encode(t, &ctx.limits)?
-                    .into_iter()
-                    .map(|t| t.id)
-                    .collect();
-                if v.is_empty() {
-                    return Err(Error::invalid(
-                        "--text",
-                        "a text with no tokens",
-                        "a text of at least one token",
-                    ));
-                }
-                Ok(v)
-            }
-            _ => token_ids(text, ids),
-        }
+        request_ids(self.tokenizer.as_ref(), text, ids, ctx)
     }
 
     /// The vocabulary entry of an id, when there is a tokenizer.
@@ -139,17 +118,123 @@ impl Loaded {
     }
 }
 
-/// Loads the checkpoint a request names (files only when the context allows them): a GGUF file
+/// Where a checkpoint's weights are read from, once its header or config has been read.
+enum Source {
+    Gguf(crate::model::gguf::GgufFile),
+    Hf(std::path::PathBuf),
+}
+
+/// A checkpoint whose configuration and tokenizer are read but whose weights are not yet: the
+/// point where a request's budget is known (the model's sizes and the text's token count) and
+/// checked, before the weights are allocated.
+pub struct Opened {
+    /// The forward's configuration (from the GGUF metadata or `config.json`).
+    pub config: crate::model::llama::LlamaConfig,
+    /// The tokenizer, when the checkpoint has one.
+    pub tokenizer: Option<ModelTokenizer>,
+    source: Source,
+    /// The file's identity, for the loaded-model cache (GGUF files only).
+    key: Option<CacheKey>,
+}
+
+/// What identifies a loaded file: its path, size and modification time.
+type CacheKey = (std::path::PathBuf, u64, Option<std::time::SystemTime>);
+
+/// The last GGUF file loaded, kept in memory (see [`Opened::load`]).
+static LAST: std::sync::Mutex<Option<(CacheKey, std::sync::Arc<Loaded>)>> =
+    std::sync::Mutex::new(None);
+
+impl Opened {
+    /// The token ids of a request (see [`Loaded::ids`]).
+    ///
+    /// # Errors
+    /// As [`Loaded::ids`].
+    pub fn ids(
+        &self,
+        text: &Option<String>,
+        ids: &Option<List>,
+        ctx: &Context,
+    ) -> Result<Vec<u32>> {
+        request_ids(self.tokenizer.as_ref(), text, ids, ctx)
+    }
+
+    /// The budget of a request on this checkpoint: the weights in f32 (kept for the whole
+    /// run), plus `passes` forward passes over `n` tokens in f32 with logits at one position,
+    /// plus `kept` hidden states of `n × dim` kept at once (`model order`'s layer-by-layer
+    /// comparison).
+    pub fn budget(&self, n: usize, passes: u64, kept: u64) -> Budget {
+        let c = &self.config;
+        let weights = Budget::new(c.parameters().saturating_mul(4), 0);
+        let hidden = Budget::new(
+            crate::limits::product(&[kept, crate::limits::u(n), crate::limits::u(c.dim), 4]),
+            0,
+        );
+        weights
+            .plus(hidden)
+            .plus(c.forward_budget(n, 1, 4).repeated(passes))
+    }
+
+    /// Checks [`Opened::budget`] against the limits, naming the command, the token count and
+    /// the model's size in the refusal.
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::Limit`] with the estimate and the limit.
+    pub fn check_budget(
+        &self,
+        command: &str,
+        n: usize,
+        passes: u64,
+        kept: u64,
+        ctx: &Context,
+    ) -> Result<()> {
+        self.budget(n, passes, kept).check(
+            format!(
+                "{command} on {n} tokens ({} parameters in f32, {passes} forward pass{})",
+                self.config.parameters(),
+                if passes == 1 { "" } else { "es" }
+            ),
+            &ctx.limits,
+        )
+    }
+
+    /// Reads and dequantizes the weights.
+    ///
+    /// The last GGUF file loaded stays in memory, keyed by its path, size and modification
+    /// time, so a front end that answers many requests on one model (the web lab's panel asks
+    /// three per run) dequantizes it once; a file that changed is read again.
+    ///
+    /// # Errors
+    /// The loaders' errors (missing tensors, shapes, the weights over the memory limit).
+    pub fn load(self, ctx: &Context) -> Result<std::sync::Arc<Loaded>> {
+        if let (Some(k), Ok(last)) = (&self.key, LAST.lock()) {
+            if let Some((lk, m)) = last.as_ref() {
+                if lk == k {
+                    return Ok(m.clone());
+                }
+            }
+        }
+        let weights = match &self.source {
+            Source::Gguf(f) => crate::model::gguf_weights::load(f, QkRows::HalfSplit, &ctx.limits)?,
+            Source::Hf(dir) => crate::model::hf::load(dir, &ctx.limits)?,
+        };
+        let loaded = std::sync::Arc::new(Loaded {
+            weights,
+            tokenizer: self.tokenizer,
+        });
+        if let (Some(k), Ok(mut last)) = (self.key, LAST.lock()) {
+            *last = Some((k, loaded.clone()));
+        }
+        Ok(loaded)
+    }
+}
+
+/// Opens the checkpoint a request names (files only when the context allows them): a GGUF file
 /// (or a known name such as `smollm2-135m`, found in the model cache) or a Hugging Face
-/// directory.
-///
-/// The last GGUF file loaded stays in memory, keyed by its path, size and modification time, so
-/// a front end that answers many requests on one model (the web lab's panel asks three per run)
-/// dequantizes it once; a file that changed is read again.
+/// directory — its header or `config.json` and its tokenizer, not yet its weights.
 ///
 /// # Errors
-/// No path, files not allowed, or the loaders' errors.
-pub(crate) fn load(model: &str, ctx: &Context) -> Result<std::sync::Arc<Loaded>> {
+/// No path, files not allowed, an unsupported architecture, or the readers' errors.
+pub fn open_checkpoint(model: &str, ctx: &Context) -> Result<Opened> {
     if model.trim().is_empty() {
         return Err(Error::invalid(
             "--model",
@@ -159,48 +244,85 @@ pub(crate) fn load(model: &str, ctx: &Context) -> Result<std::sync::Arc<Loaded>>
     }
     refuse_paths(model, ctx)?;
     let path = crate::model::locate::resolve(model)?;
-    // Only single files are kept: a directory's own time does not change when a file in it does.
+    // Only single files are kept loaded: a directory's own time does not change when a file in
+    // it does.
     let key = std::fs::metadata(&path)
         .ok()
         .filter(std::fs::Metadata::is_file)
         .map(|m| (path.clone(), m.len(), m.modified().ok()));
-    static LAST: std::sync::Mutex<Option<(CacheKey, std::sync::Arc<Loaded>)>> =
-        std::sync::Mutex::new(None);
-    if let Some(k) = &key {
-        if let Ok(last) = LAST.lock() {
-            if let Some((lk, m)) = last.as_ref() {
-                if lk == k {
-                    return Ok(m.clone());
-                }
-            }
-        }
-    }
-    let loaded = std::sync::Arc::new(read(&path, ctx)?);
-    if let (Some(k), Ok(mut last)) = (key, LAST.lock()) {
-        *last = Some((k, loaded.clone()));
-    }
-    Ok(loaded)
-}
-
-/// What identifies a loaded file: its path, size and modification time.
-type CacheKey = (std::path::PathBuf, u64, Option<std::time::SystemTime>);
-
-/// Reads a checkpoint from disk (see [`load`]).
-fn read(path: &std::path::Path, ctx: &Context) -> Result<Loaded> {
-    if crate::model::hf::is_checkpoint_dir(path) {
-        let weights = crate::model::hf::load(path, &ctx.limits)?;
+    if crate::model::hf::is_checkpoint_dir(&path) {
+        let config = crate::model::hf::read_config(&path, &ctx.limits)?;
         let tj = path.join("tokenizer.json");
         let tokenizer = if tj.is_file() {
             Some(ModelTokenizer::from_json(&tj, &ctx.limits)?)
         } else {
             None
         };
-        return Ok(Loaded { weights, tokenizer });
+        return Ok(Opened {
+            config,
+            tokenizer,
+            source: Source::Hf(path),
+            key: None,
+        });
     }
-    let f = crate::model::gguf::GgufFile::open(path, &ctx.limits)?;
-    let weights = crate::model::gguf_weights::load(&f, QkRows::HalfSplit, &ctx.limits)?;
+    let f = crate::model::gguf::GgufFile::open(&path, &ctx.limits)?;
+    let config = crate::model::gguf_weights::config(&f, QkRows::HalfSplit)?;
     let tokenizer = Some(ModelTokenizer::from_gguf(&f)?);
-    Ok(Loaded { weights, tokenizer })
+    Ok(Opened {
+        config,
+        tokenizer,
+        source: Source::Gguf(f),
+        key,
+    })
+}
+
+/// What a model request costs before its checkpoint is read: tokenizing its text (the model's
+/// sizes are in its file; [`Opened::check_budget`] checks the rest after the header read).
+pub fn request_budget(text: &Option<String>) -> Budget {
+    ModelTokenizer::budget(text.as_ref().map_or(0, |t| crate::limits::u(t.len())))
+}
+
+/// Loads the checkpoint a request names: [`open_checkpoint`], then its weights.
+///
+/// # Errors
+/// As [`open_checkpoint`] and [`Opened::load`].
+pub fn load(model: &str, ctx: &Context) -> Result<std::sync::Arc<Loaded>> {
+    open_checkpoint(model, ctx)?.load(ctx)
+}
+
+/// The token ids of a request: the text tokenized (no BOS added, as transformers'
+/// `add_special_tokens=False`), or the ids given.
+fn request_ids(
+    tokenizer: Option<&ModelTokenizer>,
+    text: &Option<String>,
+    ids: &Option<List>,
+    ctx: &Context,
+) -> Result<Vec<u32>> {
+    match (text, ids) {
+        (Some(t), None) => {
+            let tok = tokenizer.ok_or_else(|| {
+                Error::invalid(
+                    "--text",
+                    "a text",
+                    "--ids: this checkpoint has no tokenizer (tokenizer.json)",
+                )
+            })?;
+            let v: Vec<u32> = tok
+                .encode(t, &ctx.limits)?
+                .into_iter()
+                .map(|t| t.id)
+                .collect();
+            if v.is_empty() {
+                return Err(Error::invalid(
+                    "--text",
+                    "a text with no tokens",
+                    "a text of at least one token",
+                ));
+            }
+            Ok(v)
+        }
+        _ => token_ids(text, ids),
+    }
 }
 
 /// The token ids a request gives as `ids` (comma-separated or a list).
@@ -244,8 +366,8 @@ pub(crate) fn token_ids(text: &Option<String>, ids: &Option<List>) -> Result<Vec
 ///
 /// # Errors
 /// As described.
-pub(crate) fn check_length(w: &LlamaWeights<f32>, n: usize) -> Result<()> {
-    if let Some(ctx) = w.config.context_length {
+pub fn check_length(c: &crate::model::llama::LlamaConfig, n: usize) -> Result<()> {
+    if let Some(ctx) = c.context_length {
         if n > ctx {
             return Err(Error::invalid(
                 "text length",
@@ -254,7 +376,7 @@ pub(crate) fn check_length(w: &LlamaWeights<f32>, n: usize) -> Result<()> {
             ));
         }
     }
-    if let Some(win) = w.config.sliding_window {
+    if let Some(win) = c.sliding_window {
         if n > win {
             return Err(Error::invalid(
                 "text length",
@@ -280,7 +402,7 @@ pub struct TopEntry {
 }
 
 /// The `k` most likely next tokens of a logits row.
-pub(crate) fn top_entries(row: ndarray::ArrayView1<f32>, k: usize) -> Vec<TopEntry> {
+pub fn top_entries(row: ndarray::ArrayView1<f32>, k: usize) -> Vec<TopEntry> {
     let probs = crate::model::llama::softmax_f64(row);
     crate::model::llama::top_k(row, k)
         .into_iter()

@@ -25,7 +25,7 @@ use super::{PosChoice, TopEntry};
 use crate::api::value::List;
 use crate::api::{Context, Outcome};
 use crate::attention::Mask;
-use crate::chart::Chart;
+use crate::chart::{Chart, ChartKind, LineChart, Mark, Series};
 use crate::limits::Budget;
 use crate::model::llama::{ForwardOptions, LlamaWeights};
 use crate::symmetry::Permutation;
@@ -146,16 +146,69 @@ impl ModelOrderReport {
         }
     }
 
-    /// The relative change per layer with and without RoPE (log scale) would be the picture;
-    /// the table carries it for now.
+    /// `depth`: the last position's relative change after each layer, without and with RoPE
+    /// (log scale), against the round-off tolerance of that depth; the first layer where each
+    /// moved is marked.
     pub fn charts(&self) -> Vec<Chart> {
-        Vec::new()
+        let mut series = Vec::new();
+        let mut marks = Vec::new();
+        for d in &self.depth {
+            let name = match d.pos {
+                PosChoice::None => "without RoPE (causal)",
+                PosChoice::Rope => "with RoPE (causal)",
+            };
+            series.push(Series {
+                name: name.into(),
+                points: d
+                    .layers
+                    .iter()
+                    .map(|l| (l.layer as f64, l.relative_change))
+                    .collect(),
+                markers: true,
+            });
+            if let Some(l) = d.first_moved.and_then(|f| d.layers.get(f)) {
+                marks.push(Mark {
+                    x: l.layer as f64,
+                    y: l.relative_change,
+                    label: format!("{}: first moves after layer {}", d.pos.name(), l.layer),
+                });
+            }
+        }
+        if let Some(d) = self.depth.first() {
+            series.push(Series {
+                name: "round-off tolerance".into(),
+                points: d
+                    .layers
+                    .iter()
+                    .map(|l| (l.layer as f64, l.tolerance))
+                    .collect(),
+                markers: false,
+            });
+        }
+        vec![Chart {
+            name: "depth".into(),
+            title: format!(
+                "{}: how far the last position moves when the prefix is permuted ({:?}), layer by layer",
+                self.model, self.prefix_perm
+            ),
+            kind: ChartKind::Line(LineChart {
+                x_label: "layer".into(),
+                y_label: "max |h − h′| / max |h| at the last position".into(),
+                series,
+                log_y: true,
+                marks,
+                ..LineChart::default()
+            }),
+        }]
     }
 }
 
-/// Budgets are checked after the config is read (see [`run`]).
-pub fn budget(_r: &ModelOrderRequest) -> Budget {
-    Budget::new(0, 0)
+/// From the request alone: tokenizing the text. The model's part (its weights in f32, the
+/// eight forward passes and the hidden states kept for the layer-by-layer comparison) is in
+/// its file: [`run`] checks the whole estimate once the header (or `config.json`) and the
+/// tokenizer are read, before any weight is allocated.
+pub fn budget(r: &ModelOrderRequest) -> Budget {
+    super::request_budget(&r.text)
 }
 
 fn rel_change(a: ndarray::ArrayView1<f32>, b: ndarray::ArrayView1<f32>) -> f64 {
@@ -204,8 +257,8 @@ fn depth(w: &LlamaWeights<f32>, ids: &[u32], pids: &[u32], pos: PosChoice) -> Re
 /// Bad model, ids or permutation; fewer than 3 tokens (a prefix of at least two is needed);
 /// budgets over the limits.
 pub fn run(r: &ModelOrderRequest, ctx: &Context) -> Result<ModelOrderReport> {
-    let m = super::load(&r.model, ctx)?;
-    let ids = m.ids(&r.text, &r.ids, ctx)?;
+    let opened = super::open_checkpoint(&r.model, ctx)?;
+    let ids = opened.ids(&r.text, &r.ids, ctx)?;
     let n = ids.len();
     if n < 3 {
         return Err(Error::invalid(
@@ -240,12 +293,13 @@ pub fn run(r: &ModelOrderRequest, ctx: &Context) -> Result<ModelOrderReport> {
         p.push(n - 1);
         Permutation::new(p)?
     };
+    super::check_length(&opened.config, n)?;
+    // 2 × 2 forwards for the distributions, 2 × 2 for the layer sweeps (which keep every
+    // layer's hidden states of both texts), and two bare attention layers.
+    let layers = crate::limits::u(opened.config.layers);
+    opened.check_budget("model order", n, 8, 2 * layers, ctx)?;
+    let m = opened.load(ctx)?;
     let w = &m.weights;
-    super::check_length(w, n)?;
-    w.config
-        .forward_budget(n, 1, 4)
-        .repeated(8)
-        .check("the forward passes", &ctx.limits)?;
     let apply = |p: &Permutation| -> Vec<u32> { p.as_slice().iter().map(|&i| ids[i]).collect() };
     let (pids, prefix_ids) = (apply(&perm), apply(&prefix));
 

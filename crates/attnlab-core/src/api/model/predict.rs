@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::{PosChoice, TopEntry};
 use crate::api::value::List;
 use crate::api::{Context, Outcome};
-use crate::chart::Chart;
+use crate::chart::{BarChart, Chart, ChartKind, Series1};
 use crate::limits::Budget;
 use crate::model::llama::ForwardOptions;
 use crate::{Error, Result};
@@ -61,16 +61,46 @@ impl ModelPredictReport {
         Outcome::Holds
     }
 
-    /// No charts: the table says it.
+    /// `top`: one bar per listed token, its softmax probability (the next-token distribution's
+    /// head).
     pub fn charts(&self) -> Vec<Chart> {
-        Vec::new()
+        let categories = self
+            .top
+            .iter()
+            .map(|e| match &e.piece {
+                Some(p) => format!("{p} ({})", e.id),
+                None => e.id.to_string(),
+            })
+            .collect();
+        vec![Chart {
+            name: "top".into(),
+            title: format!(
+                "{}: the next token after {} tokens (pos {}), the {} most likely",
+                self.model,
+                self.ids.len(),
+                self.pos.name(),
+                self.top.len()
+            ),
+            kind: ChartKind::Bar(BarChart {
+                categories,
+                groups: vec![Series1 {
+                    name: "probability".into(),
+                    values: self.top.iter().map(|e| e.prob).collect(),
+                }],
+                y_label: "probability".into(),
+                log_y: false,
+                h_lines: Vec::new(),
+            }),
+        }]
     }
 }
 
-/// The request alone fixes little (the model's size is in its files): the loader and the
-/// forward check their own budgets against the limits once the config is read.
-pub fn budget(_r: &ModelPredictRequest) -> Budget {
-    Budget::new(0, 0)
+/// From the request alone: tokenizing the text. The model's part (its weights in f32 and the
+/// forward over the text's tokens, [`super::Opened::budget`]) is in its file: [`run`] checks
+/// the whole estimate once the header (or `config.json`) and the tokenizer are read, before
+/// any weight is allocated.
+pub fn budget(r: &ModelPredictRequest) -> Budget {
+    super::request_budget(&r.text)
 }
 
 /// Runs the forward and lists the top tokens at the last position.
@@ -82,20 +112,19 @@ pub fn run(r: &ModelPredictRequest, ctx: &Context) -> Result<ModelPredictReport>
     if r.top == 0 {
         return Err(Error::invalid("--top", 0, "at least 1"));
     }
-    let m = super::load(&r.model, ctx)?;
-    let ids = m.ids(&r.text, &r.ids, ctx)?;
-    let w = &m.weights;
-    if r.top > w.config.vocab {
+    let opened = super::open_checkpoint(&r.model, ctx)?;
+    let ids = opened.ids(&r.text, &r.ids, ctx)?;
+    if r.top > opened.config.vocab {
         return Err(Error::invalid(
             "--top",
             r.top,
-            format!("at most the vocabulary size {}", w.config.vocab),
+            format!("at most the vocabulary size {}", opened.config.vocab),
         ));
     }
-    super::check_length(w, ids.len())?;
-    w.config
-        .forward_budget(ids.len(), 1, 4)
-        .check("the forward pass", &ctx.limits)?;
+    super::check_length(&opened.config, ids.len())?;
+    opened.check_budget("model predict", ids.len(), 1, 0, ctx)?;
+    let m = opened.load(ctx)?;
+    let w = &m.weights;
     let out = w.forward(
         &ids,
         &ForwardOptions {

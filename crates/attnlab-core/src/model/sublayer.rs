@@ -1,0 +1,206 @@
+//! One decoder layer's attention sublayer of a real checkpoint as a map on hidden states, in
+//! f32 or f64 — the function the equivariance checker is handed (Python's
+//! `attnlab.model.load(…).layer(L)`).
+//!
+//! For the residual stream `H` entering layer `ℓ` (`n × dim`, one row per token):
+//!
+//! ```text
+//! f(H) = Attn_ℓ(RMSNorm(H; g_attn))        (all heads, grouped K/V, W_o; no residual, no MLP)
+//! ```
+//!
+//! with the rotation at positions `0 … n−1` (`rope = true`) or none (cos = 1, sin = 0), and the
+//! mask given. RMSNorm acts on each row alone, so without rotation and mask `f(ΠH) = Π f(H)`
+//! for every permutation `Π` of the rows (the course's equivariance, on trained weights); with
+//! the rotation, row `i` is rotated by angle `i·ω` whichever token sits there, and the identity
+//! breaks.
+//!
+//! The layer's weights are copied out of the checkpoint once (in f32 as loaded, and rounded to
+//! f64 for the checker's round-off-or-structure diagnosis), so calls never touch the rest of
+//! the model.
+
+use ndarray::{Array1, Array2, ArrayView2};
+
+use super::llama::{LayerWeights, LlamaWeights, Positions};
+use crate::attention::Mask;
+use crate::{Error, Real, Result};
+
+/// The attention sublayer of one layer, as a function of the hidden states.
+#[derive(Debug, Clone)]
+pub struct AttentionSublayer<T> {
+    /// The layer's index in the checkpoint.
+    pub layer: usize,
+    /// Whether queries and keys are rotated at positions `0 … n−1`.
+    pub rope: bool,
+    /// The attention mask.
+    pub mask: Mask,
+    /// A one-layer model holding only this layer's weights.
+    model: LlamaWeights<T>,
+}
+
+fn cast_layer<T: Real, U: Real>(l: &LayerWeights<T>) -> LayerWeights<U> {
+    let m = |a: &Array2<T>| a.mapv(|x| U::from_f64(x.to_f64()));
+    let v = |a: &Array1<T>| a.mapv(|x| U::from_f64(x.to_f64()));
+    LayerWeights {
+        attn_norm: v(&l.attn_norm),
+        wq: m(&l.wq),
+        wk: m(&l.wk),
+        wv: m(&l.wv),
+        wo: m(&l.wo),
+        bq: l.bq.as_ref().map(v),
+        bk: l.bk.as_ref().map(v),
+        bv: l.bv.as_ref().map(v),
+        bo: l.bo.as_ref().map(v),
+        q_norm: l.q_norm.as_ref().map(v),
+        k_norm: l.k_norm.as_ref().map(v),
+        // The MLP is not part of the sublayer: empty, never read.
+        ffn_norm: Array1::zeros(0),
+        w_gate: Array2::zeros((0, 0)),
+        w_up: Array2::zeros((0, 0)),
+        w_down: Array2::zeros((0, 0)),
+    }
+}
+
+impl<T: Real> AttentionSublayer<T> {
+    /// Layer `l` of `w`, its weights rounded to `T`.
+    ///
+    /// # Errors
+    /// `l` outside the model's layers (named with the range).
+    pub fn new<S: Real>(w: &LlamaWeights<S>, l: usize, rope: bool, mask: Mask) -> Result<Self> {
+        let lw = w.layers.get(l).ok_or_else(|| {
+            Error::invalid(
+                "layer",
+                l,
+                format!(
+                    "0 … {} (the model has {} layers)",
+                    w.layers.len().saturating_sub(1),
+                    w.layers.len()
+                ),
+            )
+        })?;
+        let mut config = w.config.clone();
+        config.layers = 1;
+        let model = LlamaWeights {
+            embed: Array2::zeros((0, config.dim)),
+            final_norm: Array1::zeros(0),
+            output: None,
+            layers: vec![cast_layer(lw)],
+            config,
+        };
+        Ok(AttentionSublayer {
+            layer: l,
+            rope,
+            mask,
+            model,
+        })
+    }
+
+    /// The width of the hidden states it takes and returns.
+    pub fn dim(&self) -> usize {
+        self.model.config.dim
+    }
+
+    /// `f(H)`: the sublayer on `h` (`n × dim`).
+    ///
+    /// # Errors
+    /// `h` with no rows, the wrong width, or non-finite entries.
+    pub fn apply(&self, h: ArrayView2<T>) -> Result<Array2<T>> {
+        if h.nrows() == 0 || h.ncols() != self.dim() {
+            return Err(Error::shape(
+                format!("layer {} input", self.layer),
+                format!("(n, {}) with n ≥ 1", self.dim()),
+                format!("({}, {})", h.nrows(), h.ncols()),
+            ));
+        }
+        crate::numeric::require_finite("the hidden states", h)?;
+        let pos = if self.rope {
+            Positions::Rope
+        } else {
+            Positions::None
+        };
+        let table = self.model.rope_table(h.nrows(), &pos)?;
+        self.model.attention(0, h, table.as_ref(), self.mask)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::llama::{Arch, LlamaConfig};
+    use crate::position::rotary::Layout;
+    use crate::rng::{Gaussian, StdGaussian};
+
+    fn tiny() -> LlamaWeights<f64> {
+        let (d, heads, kv, hd, f) = (8, 2, 1, 4, 6);
+        let mut g = StdGaussian::new(7);
+        let mut m = |r: usize, c: usize| Array2::from_shape_fn((r, c), |_| g.standard_normal());
+        let layer = LayerWeights {
+            attn_norm: Array1::ones(d),
+            wq: m(heads * hd, d),
+            wk: m(kv * hd, d),
+            wv: m(kv * hd, d),
+            wo: m(d, heads * hd),
+            bq: None,
+            bk: None,
+            bv: None,
+            bo: None,
+            q_norm: None,
+            k_norm: None,
+            ffn_norm: Array1::ones(d),
+            w_gate: m(f, d),
+            w_up: m(f, d),
+            w_down: m(d, f),
+        };
+        LlamaWeights {
+            config: LlamaConfig {
+                arch: Arch::Llama,
+                layers: 2,
+                dim: d,
+                heads,
+                kv_heads: kv,
+                head_dim: hd,
+                ffn_dim: f,
+                vocab: 5,
+                rms_eps: 1e-5,
+                inv_freq: vec![1.0, 0.1],
+                rope_attention_factor: 1.0,
+                rope_layout: Layout::HalfSplit,
+                context_length: None,
+                sliding_window: None,
+                tied: true,
+            },
+            embed: m(5, d),
+            layers: vec![layer.clone(), layer],
+            final_norm: Array1::ones(d),
+            output: None,
+        }
+    }
+
+    /// The sublayer is exactly the model's own attention of that layer (the same operations on
+    /// the same values), with and without the rotation.
+    #[test]
+    fn the_sublayer_is_the_models_attention() {
+        let w = tiny();
+        let h = w.embed(&[0, 3, 1, 4]).unwrap();
+        for rope in [false, true] {
+            let s = AttentionSublayer::<f64>::new(&w, 1, rope, Mask::Causal).unwrap();
+            let pos = if rope {
+                Positions::Rope
+            } else {
+                Positions::None
+            };
+            let t = w.rope_table(4, &pos).unwrap();
+            let want = w.attention(1, h.view(), t.as_ref(), Mask::Causal).unwrap();
+            assert_eq!(s.apply(h.view()).unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn bad_layers_and_widths_are_named() {
+        let w = tiny();
+        let e = AttentionSublayer::<f32>::new(&w, 2, false, Mask::None).unwrap_err();
+        assert!(e.to_string().contains("0 … 1"), "{e}");
+        let s = AttentionSublayer::<f32>::new(&w, 0, false, Mask::None).unwrap();
+        let e = s.apply(Array2::zeros((3, 5)).view()).unwrap_err();
+        assert!(e.to_string().contains("(3, 5)"), "{e}");
+    }
+}
