@@ -18,6 +18,7 @@ pub mod min_base;
 pub mod period;
 pub mod precision;
 pub mod resolve;
+pub mod usage;
 
 use crate::{Error, Result};
 
