@@ -15,6 +15,7 @@ pub mod decay;
 pub mod extrapolation;
 pub mod identity;
 pub mod min_base;
+pub mod mrope_layout;
 pub mod period;
 pub mod precision;
 pub mod resolve;

@@ -64,6 +64,13 @@ pub fn render(report: &AuditReport) -> String {
         );
         out += &render_one(&s.audit, &s.verdict, &[]);
     }
+    if let Some(m) = &report.mrope {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            attnlab_core::api::rope::audit::mrope::sentence(m)
+        );
+    }
     if let Some(g) = &report.gguf {
         out += &render_gguf(g);
     }

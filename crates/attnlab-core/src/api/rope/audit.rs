@@ -5,6 +5,8 @@
 
 /// The GGUF file's rope against the config's.
 pub mod gguf;
+/// The sentence of the multimodal sections on a scaled rope type.
+pub mod mrope;
 
 use serde::{Deserialize, Serialize};
 
@@ -82,6 +84,10 @@ pub struct AuditReport {
     /// against transformers' for the config, plane by plane.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gguf: Option<gguf::GgufAudit>,
+    /// A scaled rope type combined with multimodal sections (`mrope_section`, YaRN on Qwen3.5):
+    /// which planes each position axis takes, and their regimes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mrope: Option<crate::spectrum::mrope_layout::MropeLayout>,
 }
 
 /// The audit of one rope set of a model.
@@ -368,6 +374,7 @@ pub fn run(req: &AuditRequest, ctx: &Context) -> Result<AuditReport> {
             query_scaling: None,
             rope_sets: Vec::new(),
             gguf: None,
+            mrope: None,
         });
     };
     // A config: every rope set, the primary first (its default minimum base is reused by sets
@@ -439,6 +446,7 @@ pub fn run(req: &AuditRequest, ctx: &Context) -> Result<AuditReport> {
     notes.extend(nested_truncate_note(&cfg.raw));
     let (critical_dimension, query_scaling) = extrapolation(&cfg, l);
     let gguf = model.map(|m| gguf::run(&m, &cfg, l, ctx)).transpose()?;
+    let mrope_sections = mrope_layout(&cfg, &audit);
     Ok(AuditReport {
         verdict: prose::model_verdict(&audit.findings, &rope_sets_summary(&rope_sets, total)),
         audit,
@@ -447,6 +455,7 @@ pub fn run(req: &AuditRequest, ctx: &Context) -> Result<AuditReport> {
         query_scaling,
         rope_sets,
         gguf,
+        mrope: mrope_sections,
     })
 }
 
@@ -502,6 +511,34 @@ fn extrapolation(
         None
     };
     (critical, scaling)
+}
+
+/// The multimodal sections of a scaled rope type (not `default` or `mrope`, whose frequencies
+/// the sections do not change and which the config reader's notes describe).
+fn mrope_layout(
+    cfg: &crate::config::RopeConfig,
+    audit: &au::AuditReport,
+) -> Option<crate::spectrum::mrope_layout::MropeLayout> {
+    use crate::position::frequencies::RopeScaling;
+    let set = &cfg.sets[cfg.primary];
+    if matches!(set.scaling, RopeScaling::Default(_) | RopeScaling::Mrope(_)) {
+        return None;
+    }
+    let params = crate::engines::rope_params(&cfg.raw, set.layer_type.as_deref());
+    let sections = params.get("mrope_section").and_then(|v| {
+        v.as_array().map(|a| {
+            a.iter()
+                .filter_map(serde_json::Value::as_u64)
+                .collect::<Vec<u64>>()
+        })
+    });
+    let regimes: Vec<_> = audit.planes.iter().map(|p| p.regime).collect();
+    crate::spectrum::mrope_layout::layout(
+        cfg.model_type.as_deref(),
+        sections,
+        set.scaling.name(),
+        &regimes,
+    )
 }
 
 /// transformers 5.24 reads YaRN's `truncate` only at the top level of `rope_parameters`
