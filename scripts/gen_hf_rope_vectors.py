@@ -222,6 +222,21 @@ CLASS_CASES = [
      "full_attention"),
     ("glm4 without head_dim (Glm4Config default 128)", "synthetic: glm4 config.json without head_dim",
      {"model_type": "glm4", "hidden_size": 4096, "num_attention_heads": 16, "max_position_embeddings": 131072}, None),
+    ("qwen3.5 with YaRN x4 and mrope_section (class default [11, 11, 10])",
+     "synthetic: Qwen/Qwen3.5-27B-like text_config with YaRN factor 4 and no mrope_section",
+     {"model_type": "qwen3_5", "text_config": {"model_type": "qwen3_5_text", "hidden_size": 4096,
+      "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 256, "num_hidden_layers": 8,
+      "max_position_embeddings": 262144,
+      "rope_parameters": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 262144,
+                          "rope_theta": 10000000, "partial_rotary_factor": 0.25}}}, None),
+    ("qwen3.5 with YaRN x4 and mrope_section [12, 10, 10]",
+     "synthetic: Qwen/Qwen3.5-27B-like text_config with YaRN factor 4 and its own mrope_section",
+     {"model_type": "qwen3_5", "text_config": {"model_type": "qwen3_5_text", "hidden_size": 4096,
+      "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 256, "num_hidden_layers": 8,
+      "max_position_embeddings": 262144,
+      "rope_parameters": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 262144,
+                          "rope_theta": 10000000, "partial_rotary_factor": 0.25,
+                          "mrope_section": [12, 10, 10], "mrope_interleaved": True}}}, None),
     ("gemma-4-like, full (proportional 0.25, head 512)", "synthetic: transformers' Gemma4TextConfig layout",
      {"model_type": "gemma4", "text_config": GEMMA4_TEXT}, "full_attention"),
     ("gemma-4-like, sliding (default 1e4, head 256)", "synthetic: transformers' Gemma4TextConfig layout",
@@ -322,7 +337,12 @@ def class_case(name, source, fields, layer_type):
     rp = rp[layer_type] if layer_type and layer_type in rp else rp
     lt = getattr(text, "layer_types", None)
     vals = [float(v) for v in inv.tolist()]
+    extra = {}
+    if getattr(rope, "mrope_section", None) is not None:
+        # The sections the class splits the planes by (its default when the config has none).
+        extra["mrope_section"] = [int(x) for x in rope.mrope_section]
     return {
+        **extra,
         "name": name,
         "source": source,
         "called": f"{cls}(config).{prefix}inv_freq",

@@ -79,6 +79,33 @@ fn inv_freq_and_attention_factor_match_transformers() {
             case["rotary_dim"].as_u64().unwrap(),
             "{name}: rotary dimension"
         );
+        if let Some(sections) = case.get("mrope_section") {
+            // The sections transformers' rotary class splits the planes by (its class default
+            // when the config has none) are the audit's.
+            let params = attnlab_core::engines::rope_params(&cfg.raw, layer_type);
+            let given = params.get("mrope_section").and_then(|v| {
+                v.as_array()
+                    .map(|a| a.iter().filter_map(Value::as_u64).collect::<Vec<u64>>())
+            });
+            let regimes =
+                vec![attnlab_core::position::frequencies::Regime::Unscaled; f.inv_freq.len()];
+            let l = attnlab_core::spectrum::mrope_layout::layout(
+                cfg.model_type.as_deref(),
+                given,
+                &f.rope_type,
+                &regimes,
+            )
+            .unwrap_or_else(|| panic!("{name}: no mrope layout"));
+            let want: Vec<u64> = sections
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap())
+                .collect();
+            assert_eq!(l.sections, want, "{name}: mrope_section");
+            let per_axis: Vec<u64> = l.axes.iter().map(|a| a.planes.len() as u64).collect();
+            assert_eq!(per_axis, want, "{name}: planes per axis");
+        }
 
         let hf_bits = bits(&case["inv_freq_f32_bits"]);
         let hf_vectorized = bits(&case["inv_freq_f32_bits_vectorized"]);

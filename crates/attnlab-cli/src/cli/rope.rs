@@ -9,7 +9,8 @@ use clap::Subcommand;
 
 use attnlab_core::api::rope::{
     audit::AuditRequest, engines::EnginesRequest, identity::IdentityRequest, period::PeriodRequest,
-    resolve::ResolveRequest, score::ScoreRequest, ConfigSource, FrequencySource,
+    resolve::ResolveRequest, score::ScoreRequest, usage::UsageRequest, ConfigSource,
+    FrequencySource,
 };
 use attnlab_core::api::value::{Count, List};
 use attnlab_core::api::Request;
@@ -37,6 +38,11 @@ pub enum RopeCommand {
     /// the GGUF conversion rules) each compute, and the first position where each one differs
     /// from transformers beyond bf16 resolution (a report: exit 0 whatever it finds).
     Engines(EnginesArgs),
+    /// Which rotation planes a trained model uses: per layer, head and plane the bound
+    /// |q_k|·|k_k| a plane adds to a score (from the weights, and on a text), the share of score
+    /// energy in planes that never complete a turn within the trained context, and what that
+    /// means before changing the base (a report: exit 0 whatever it finds).
+    Usage(UsageArgs),
 }
 
 pub fn run(cmd: RopeCommand) -> anyhow::Result<Outcome> {
@@ -47,6 +53,7 @@ pub fn run(cmd: RopeCommand) -> anyhow::Result<Outcome> {
         RopeCommand::Resolve(a) => resolve(a),
         RopeCommand::Audit(a) => audit(a),
         RopeCommand::Engines(a) => engines(a),
+        RopeCommand::Usage(a) => usage(a),
     }
 }
 
@@ -428,6 +435,45 @@ fn engines(a: EnginesArgs) -> anyhow::Result<Outcome> {
         &Show {
             json: a.json,
             plot_dir: None,
+        },
+    )
+}
+
+/// Options of `attnlab rope usage`.
+#[derive(Debug, clap::Args)]
+pub struct UsageArgs {
+    /// The checkpoint: a GGUF file, smollm2-135m (the cached SmolLM2, see scripts/fetch-smollm2),
+    /// or a Hugging Face directory (config.json, *.safetensors, tokenizer.json).
+    #[arg(long, default_value = "smollm2-135m")]
+    model: String,
+    /// A text whose queries and keys are measured too (mean |q_k|·|k_k| over its tokens; no BOS
+    /// token added).
+    #[arg(long, allow_hyphen_values = true)]
+    text: Option<String>,
+    /// Only this layer (0-based) [default: every layer].
+    #[arg(long)]
+    layer: Option<usize>,
+    /// Write the layers × planes heat maps (usage_weights.svg, and usage_text.svg with --text)
+    /// into DIR.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// One JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `attnlab rope usage`: a report (exit 0 whatever it finds).
+fn usage(a: UsageArgs) -> anyhow::Result<Outcome> {
+    let request = Request::RopeUsage(UsageRequest {
+        model: a.model,
+        text: a.text,
+        layer: a.layer,
+    });
+    execute(
+        &request,
+        &Show {
+            json: a.json,
+            plot_dir: a.plot.as_deref(),
         },
     )
 }

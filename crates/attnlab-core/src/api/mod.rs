@@ -297,6 +297,8 @@ commands! {
     RopeAudit / rope_audit = "rope audit" => rope::audit::{AuditRequest, AuditReport},
     /// `attnlab rope engines`.
     RopeEngines / rope_engines = "rope engines" => rope::engines::{EnginesRequest, EnginesReport},
+    /// `attnlab rope usage`.
+    RopeUsage / rope_usage = "rope usage" => rope::usage::{UsageRequest, UsageReport},
     /// `attnlab model info`.
     ModelInfo / model_info = "model info" => model::info::{InfoRequest, InfoReport},
     /// `attnlab model tokenize`.

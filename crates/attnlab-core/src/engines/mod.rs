@@ -20,6 +20,7 @@
 //! bf16 resolution.
 
 pub mod compare;
+pub mod gguf;
 pub mod llamacpp;
 pub mod sglang;
 pub mod transformers;

@@ -642,6 +642,33 @@ impl<T: Real> LlamaWeights<T> {
         Ok((q, k, v))
     }
 
+    /// Layer `l`'s queries and keys before the rotation (`n × heads·head_dim`,
+    /// `n × kv_heads·head_dim`): RMSNorm, the projections with their biases, qwen3's per-head
+    /// norms — what [`LlamaWeights::attention`] rotates. A rotation keeps each plane's norm, so
+    /// `|q_plane|` and `|k_plane|` are the same before and after it (`rope usage`).
+    ///
+    /// # Errors
+    /// `l` out of range or `h` of the wrong width.
+    pub fn qk(&self, l: usize, h: ArrayView2<T>) -> Result<(Array2<T>, Array2<T>)> {
+        let c = &self.config;
+        let lw = self.layer(l)?;
+        if h.ncols() != c.dim {
+            return Err(Error::shape(
+                format!("layer {l} input"),
+                format!("n×{}", c.dim),
+                format!("{}×{}", h.nrows(), h.ncols()),
+            ));
+        }
+        let x = rms_norm(h, lw.attn_norm.view(), c.rms_eps, c.dim);
+        let mut q = linear(x.view(), &lw.wq, lw.bq.as_ref());
+        let mut k = linear(x.view(), &lw.wk, lw.bk.as_ref());
+        if let (Some(qn), Some(kn)) = (&lw.q_norm, &lw.k_norm) {
+            q = rms_norm(q.view(), qn.view(), c.rms_eps, c.head_dim);
+            k = rms_norm(k.view(), kn.view(), c.rms_eps, c.head_dim);
+        }
+        Ok((q, k))
+    }
+
     /// Layer `l`'s SwiGLU block on `h` (its contribution before the residual addition).
     fn mlp(&self, l: usize, h: ArrayView2<T>) -> Result<Array2<T>> {
         let lw = self.layer(l)?;

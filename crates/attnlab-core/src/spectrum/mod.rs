@@ -15,9 +15,11 @@ pub mod decay;
 pub mod extrapolation;
 pub mod identity;
 pub mod min_base;
+pub mod mrope_layout;
 pub mod period;
 pub mod precision;
 pub mod resolve;
+pub mod usage;
 
 use crate::{Error, Result};
 

@@ -18,6 +18,7 @@ mod rope_identity;
 mod rope_period;
 mod rope_resolve;
 mod rope_score;
+mod rope_usage;
 pub mod session;
 mod table;
 pub mod wrap;
@@ -76,6 +77,9 @@ impl ReportVisitor for Text {
     }
     fn rope_engines(self, r: &api::rope::engines::EnginesReport) -> String {
         rope_engines::render(r)
+    }
+    fn rope_usage(self, r: &api::rope::usage::UsageReport) -> String {
+        rope_usage::render(r)
     }
     fn model_info(self, r: &api::model::info::InfoReport) -> String {
         model::info(r)

@@ -64,6 +64,75 @@ pub fn render(report: &AuditReport) -> String {
         );
         out += &render_one(&s.audit, &s.verdict, &[]);
     }
+    if let Some(m) = &report.mrope {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            attnlab_core::api::rope::audit::mrope::sentence(m)
+        );
+    }
+    if let Some(g) = &report.gguf {
+        out += &render_gguf(g);
+    }
+    out
+}
+
+/// The GGUF file against the config: the verdict, then the planes that differ (all planes when
+/// none does, at most 64 rows).
+fn render_gguf(g: &attnlab_core::api::rope::audit::gguf::GgufAudit) -> String {
+    let c = &g.comparison;
+    let mut out = format!(
+        "\n══ {} against the config (llama.cpp's rotation vs transformers', {} positions) ══\n{}\n",
+        g.model, c.sequence_length, g.verdict
+    );
+    let _ = writeln!(
+        out,
+        "file: {} (rope mode {}), θ {}, {} rotated dims, scaling {} (freq_scale {}, ext_factor {}, original context {}), cos/sin factor {}{}",
+        c.gguf.architecture,
+        c.gguf
+            .mode
+            .map_or("unknown".to_string(), |m| format!("{m:?}").to_lowercase()),
+        sig(c.gguf.freq_base, 9),
+        c.gguf.n_rot,
+        c.gguf.scaling_type,
+        sig(c.gguf.freq_scale, 7),
+        short(c.gguf.ext_factor),
+        c.gguf.n_ctx_orig,
+        sig(c.gguf.rope.cos_sin_factor, 7),
+        c.gguf
+            .freq_factors
+            .as_ref()
+            .map_or(String::new(), |f| format!(", frequency factors from {}", f.tensor))
+    );
+    let rows: Vec<_> = if c.differing_planes.is_empty() {
+        c.planes.iter().collect()
+    } else {
+        c.planes
+            .iter()
+            .filter(|p| p.first_difference.is_some())
+            .collect()
+    };
+    let mut t = table(&[
+        "plane",
+        "ω GGUF",
+        "ω transformers",
+        "rel. diff",
+        "factor ff",
+        "differs from",
+        "ω alone differs from",
+    ]);
+    for p in rows.iter().take(64) {
+        t.add_row(vec![
+            p.plane.to_string(),
+            sig(p.gguf_inv_freq, 7),
+            sig(p.transformers_inv_freq, 7),
+            sci(p.rel_diff),
+            p.gguf_freq_factor.map_or("-".into(), |f| sig(f, 7)),
+            or_dash(p.first_difference),
+            or_dash(p.first_frequency_difference),
+        ]);
+    }
+    let _ = writeln!(out, "{t}");
     out
 }
 

@@ -1,6 +1,12 @@
 //! `attnlab rope audit`: a model's rotary configuration audited — wavelengths, resolution,
 //! decay, the minimum base, precision per dtype — with a verdict (a report: exit 0 whatever it
-//! finds).
+//! finds). With `--model FILE.gguf` and a `--config` or `--preset`, the config is audited and
+//! the file's rope is compared with it ([`gguf`]).
+
+/// The GGUF file's rope against the config's.
+pub mod gguf;
+/// The sentence of the multimodal sections on a scaled rope type.
+pub mod mrope;
 
 use serde::{Deserialize, Serialize};
 
@@ -74,6 +80,14 @@ pub struct AuditReport {
     /// One audit per rope set of the model (a config source; empty otherwise), labelled by
     /// layer type with the share of layers using it.
     pub rope_sets: Vec<RopeSetAudit>,
+    /// With `--model FILE.gguf` and a config or preset: the file's rope (as llama.cpp reads it)
+    /// against transformers' for the config, plane by plane.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gguf: Option<gguf::GgufAudit>,
+    /// A scaled rope type combined with multimodal sections (`mrope_section`, YaRN on Qwen3.5):
+    /// which planes each position axis takes, and their regimes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mrope: Option<crate::spectrum::mrope_layout::MropeLayout>,
 }
 
 /// The audit of one rope set of a model.
@@ -289,7 +303,18 @@ pub fn budget(req: &AuditRequest) -> Budget {
 /// [1.0001, 2] or given with `skip_min_base`; work over the audit's limits or `ctx.limits` (checked once the context
 /// is known); cancellation.
 pub fn run(req: &AuditRequest, ctx: &Context) -> Result<AuditReport> {
-    let mut src = req.source.load(ctx, None)?;
+    // A model file beside a config or preset: audit the config, compare the file with it.
+    let (source, model) = match &req.source {
+        s if s.model.is_some() && (s.config.is_some() || s.preset.is_some()) => (
+            FrequencySource {
+                model: None,
+                ..s.clone()
+            },
+            s.model.clone(),
+        ),
+        s => (s.clone(), None),
+    };
+    let mut src = source.load(ctx, None)?;
     let l = src.at_context(req.context, au::MAX_AUDIT_CONTEXT)?;
     let planes = limits::u(src.freqs.inv_freq.len());
     budget_for(planes, l).check(
@@ -348,6 +373,8 @@ pub fn run(req: &AuditRequest, ctx: &Context) -> Result<AuditReport> {
             critical_dimension: None,
             query_scaling: None,
             rope_sets: Vec::new(),
+            gguf: None,
+            mrope: None,
         });
     };
     // A config: every rope set, the primary first (its default minimum base is reused by sets
@@ -418,6 +445,8 @@ pub fn run(req: &AuditRequest, ctx: &Context) -> Result<AuditReport> {
     notes.extend(cfg.notes_at(l));
     notes.extend(nested_truncate_note(&cfg.raw));
     let (critical_dimension, query_scaling) = extrapolation(&cfg, l);
+    let gguf = model.map(|m| gguf::run(&m, &cfg, l, ctx)).transpose()?;
+    let mrope_sections = mrope_layout(&cfg, &audit);
     Ok(AuditReport {
         verdict: prose::model_verdict(&audit.findings, &rope_sets_summary(&rope_sets, total)),
         audit,
@@ -425,6 +454,8 @@ pub fn run(req: &AuditRequest, ctx: &Context) -> Result<AuditReport> {
         critical_dimension,
         query_scaling,
         rope_sets,
+        gguf,
+        mrope: mrope_sections,
     })
 }
 
@@ -480,6 +511,34 @@ fn extrapolation(
         None
     };
     (critical, scaling)
+}
+
+/// The multimodal sections of a scaled rope type (not `default` or `mrope`, whose frequencies
+/// the sections do not change and which the config reader's notes describe).
+fn mrope_layout(
+    cfg: &crate::config::RopeConfig,
+    audit: &au::AuditReport,
+) -> Option<crate::spectrum::mrope_layout::MropeLayout> {
+    use crate::position::frequencies::RopeScaling;
+    let set = &cfg.sets[cfg.primary];
+    if matches!(set.scaling, RopeScaling::Default(_) | RopeScaling::Mrope(_)) {
+        return None;
+    }
+    let params = crate::engines::rope_params(&cfg.raw, set.layer_type.as_deref());
+    let sections = params.get("mrope_section").and_then(|v| {
+        v.as_array().map(|a| {
+            a.iter()
+                .filter_map(serde_json::Value::as_u64)
+                .collect::<Vec<u64>>()
+        })
+    });
+    let regimes: Vec<_> = audit.planes.iter().map(|p| p.regime).collect();
+    crate::spectrum::mrope_layout::layout(
+        cfg.model_type.as_deref(),
+        sections,
+        set.scaling.name(),
+        &regimes,
+    )
 }
 
 /// transformers 5.24 reads YaRN's `truncate` only at the top level of `rope_parameters`

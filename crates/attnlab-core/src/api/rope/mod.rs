@@ -13,6 +13,7 @@ pub mod identity;
 pub mod period;
 pub mod resolve;
 pub mod score;
+pub mod usage;
 
 use std::path::PathBuf;
 
