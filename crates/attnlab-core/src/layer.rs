@@ -22,6 +22,20 @@ use crate::rng::RngKind;
 use crate::tokenizer::Vocabulary;
 use crate::{Error, Real, Result};
 
+/// The one home of the input defaults: the CLI's help, the request types' serde defaults and
+/// Python read these.
+pub mod defaults {
+    /// Sequence length n of a drawn input (the course program's).
+    pub const N: usize = 4;
+    /// Model width d of a drawn input (the course program's).
+    pub const DIM: usize = 4;
+    /// Scale of the index signal (`--pos index` adds p·scale to every component of row p).
+    pub const INDEX_SCALE: f64 = 0.1;
+    /// The generator: numpy's legacy `np.random.seed` + `randn`, so the defaults are the
+    /// course program.
+    pub const RNG: crate::rng::RngKind = crate::rng::RngKind::Numpy;
+}
+
 /// Largest sequence length accepted: a 4096² f64 score matrix is 128 MiB, and a check keeps a
 /// handful of them alive at once.
 pub const MAX_TOKENS: usize = 4_096;
@@ -146,7 +160,7 @@ impl InputSpec {
             }
             (Some((_, c, _, _)), _) => c,
             (None, Some(d)) => d,
-            (None, None) => block("Wq").map_or(4, |w| w.nrows()),
+            (None, None) => block("Wq").map_or(defaults::DIM, |w| w.nrows()),
         };
         if d == 0 {
             return Err(Error::invalid("--dim", 0, "at least 1"));
@@ -157,7 +171,7 @@ impl InputSpec {
             }
             (Some((r, _, _, _)), _) => r,
             (None, Some(n)) => n,
-            (None, None) => 4,
+            (None, None) => defaults::N,
         };
         if n == 0 {
             return Err(Error::invalid("--n", 0, "at least 1 token"));
@@ -394,6 +408,10 @@ pub struct LayerSpec {
     pub index_scale: f64,
     /// Base of sinusoidal and rotary encodings.
     pub base: f64,
+    /// Rotary positions move with the tokens: the layer called on row i holding token `perm[i]`
+    /// rotates it at position `perm[i]` (`equivariance --move-positions`); otherwise row i is
+    /// at position i.
+    pub move_positions: bool,
 }
 
 impl Default for LayerSpec {
@@ -403,14 +421,29 @@ impl Default for LayerSpec {
             pos: PosKind::None,
             mask: Mask::None,
             readout: Readout::None,
-            index_scale: 0.1,
+            index_scale: defaults::INDEX_SCALE,
             base: 10000.0,
+            move_positions: false,
         }
     }
 }
 
 /// A layer as a function of its input.
 pub type LayerFn<'a, T> = Box<dyn Fn(ArrayView2<T>) -> Result<Array2<T>> + 'a>;
+
+/// A layer as a function of its input and the original positions its rows hold (row i holds
+/// token `at[i]`; see [`LayerSpec::move_positions`]).
+pub type LayerAtFn<'a, T> = Box<dyn Fn(ArrayView2<T>, &[usize]) -> Result<Array2<T>> + 'a>;
+
+/// The rotary positions of rows that hold the tokens `at`: `at` itself when positions move with
+/// the tokens, else 0..n.
+fn rotary_positions(move_positions: bool, at: &[usize], n: usize) -> Vec<i64> {
+    if move_positions && at.len() == n {
+        at.iter().map(|&p| p as i64).collect()
+    } else {
+        (0..n as i64).collect()
+    }
+}
 
 fn cast<T: Real>(a: &Array2<f64>) -> Array2<T> {
     a.mapv(T::from_f64)
@@ -499,6 +532,22 @@ impl LayerSpec {
         inputs: &'a Inputs,
     ) -> Result<Box<dyn Fn(ArrayView2<T>) -> Result<crate::attention::AttentionOutput<T>> + 'a>>
     {
+        let f = self.attention_fn_at::<T>(inputs)?;
+        Ok(Box::new(move |h: ArrayView2<T>| f(h, &[])))
+    }
+
+    /// [`LayerSpec::attention_fn`] told the original positions its rows hold (see
+    /// [`LayerSpec::move_positions`]).
+    ///
+    /// # Errors
+    /// As [`LayerSpec::attention_fn`].
+    #[allow(clippy::type_complexity)]
+    pub fn attention_fn_at<'a, T: Real>(
+        &'a self,
+        inputs: &'a Inputs,
+    ) -> Result<
+        Box<dyn Fn(ArrayView2<T>, &[usize]) -> Result<crate::attention::AttentionOutput<T>> + 'a>,
+    > {
         if self.kind != LayerKind::Attention {
             return Err(Error::invalid(
                 "layer",
@@ -514,14 +563,15 @@ impl LayerSpec {
         } else {
             None
         };
-        Ok(Box::new(move |h: ArrayView2<T>| {
+        let moving = self.move_positions;
+        Ok(Box::new(move |h: ArrayView2<T>, at: &[usize]| {
             let h = match &pos {
                 Some(p) => &h + p,
                 None => h.to_owned(),
             };
             let out = match &rope {
                 Some(r) => {
-                    let positions: Vec<i64> = (0..h.nrows() as i64).collect();
+                    let positions = rotary_positions(moving, at, h.nrows());
                     layer.forward_with(h.view(), &|x: ArrayView2<T>| r.apply(x, &positions))?
                 }
                 None => layer.forward(h.view())?,
@@ -587,6 +637,16 @@ impl LayerSpec {
     /// # Errors
     /// Shapes that do not fit, or a readout row outside the sequence.
     pub fn build<'a, T: Real>(&'a self, inputs: &'a Inputs) -> Result<LayerFn<'a, T>> {
+        let f = self.build_path(inputs, true)?;
+        Ok(Box::new(move |h: ArrayView2<T>| f(h, &[])))
+    }
+
+    /// [`LayerSpec::build`] told the original positions its rows hold (see
+    /// [`LayerSpec::move_positions`]).
+    ///
+    /// # Errors
+    /// As [`LayerSpec::build`].
+    pub fn build_at<'a, T: Real>(&'a self, inputs: &'a Inputs) -> Result<LayerAtFn<'a, T>> {
         self.build_path(inputs, true)
     }
 
@@ -599,6 +659,15 @@ impl LayerSpec {
     /// # Errors
     /// As [`LayerSpec::build`].
     pub fn build_fused<'a, T: Real>(&'a self, inputs: &'a Inputs) -> Result<LayerFn<'a, T>> {
+        let f = self.build_path(inputs, false)?;
+        Ok(Box::new(move |h: ArrayView2<T>| f(h, &[])))
+    }
+
+    /// [`LayerSpec::build_fused`] told the original positions its rows hold.
+    ///
+    /// # Errors
+    /// As [`LayerSpec::build`].
+    pub fn build_fused_at<'a, T: Real>(&'a self, inputs: &'a Inputs) -> Result<LayerAtFn<'a, T>> {
         self.build_path(inputs, false)
     }
 
@@ -606,7 +675,7 @@ impl LayerSpec {
         &'a self,
         inputs: &'a Inputs,
         with_weights: bool,
-    ) -> Result<LayerFn<'a, T>> {
+    ) -> Result<LayerAtFn<'a, T>> {
         let (n, d) = inputs.x.dim();
         if let Readout::Row(i) = self.readout {
             if i >= n {
@@ -619,7 +688,8 @@ impl LayerSpec {
         }
         let pos = self.additive(n, d)?.map(|p| cast::<T>(&p));
         let readout = self.readout;
-        let core: LayerFn<'a, T> = match self.kind {
+        let moving = self.move_positions;
+        let core: LayerAtFn<'a, T> = match self.kind {
             LayerKind::Attention => {
                 let layer = self.attention::<T>(inputs)?;
                 let rope = if self.pos == PosKind::Rope {
@@ -627,21 +697,24 @@ impl LayerSpec {
                 } else {
                     None
                 };
-                Box::new(move |h: ArrayView2<T>| match (&rope, with_weights) {
-                    (Some(r), true) => {
-                        let positions: Vec<i64> = (0..h.nrows() as i64).collect();
-                        Ok(layer
-                            .forward_with(h, &|x: ArrayView2<T>| r.apply(x, &positions))?
-                            .output)
-                    }
-                    (Some(r), false) => {
-                        let positions: Vec<i64> = (0..h.nrows() as i64).collect();
-                        layer
-                            .forward_output_only_with(h, &|x: ArrayView2<T>| r.apply(x, &positions))
-                    }
-                    (None, true) => Ok(layer.forward(h)?.output),
-                    (None, false) => layer.forward_output_only(h),
-                })
+                Box::new(
+                    move |h: ArrayView2<T>, at: &[usize]| match (&rope, with_weights) {
+                        (Some(r), true) => {
+                            let positions = rotary_positions(moving, at, h.nrows());
+                            Ok(layer
+                                .forward_with(h, &|x: ArrayView2<T>| r.apply(x, &positions))?
+                                .output)
+                        }
+                        (Some(r), false) => {
+                            let positions = rotary_positions(moving, at, h.nrows());
+                            layer.forward_output_only_with(h, &|x: ArrayView2<T>| {
+                                r.apply(x, &positions)
+                            })
+                        }
+                        (None, true) => Ok(layer.forward(h)?.output),
+                        (None, false) => layer.forward_output_only(h),
+                    },
+                )
             }
             LayerKind::Rnn => {
                 if self.pos == PosKind::Rope {
@@ -662,10 +735,10 @@ impl LayerSpec {
                     ));
                 }
                 let rnn = Elman::new(cast(&inputs.wx), cast(&inputs.wh), Array1::zeros(d))?;
-                Box::new(move |h: ArrayView2<T>| rnn.forward(h))
+                Box::new(move |h: ArrayView2<T>, _: &[usize]| rnn.forward(h))
             }
         };
-        Ok(Box::new(move |h: ArrayView2<T>| {
+        Ok(Box::new(move |h: ArrayView2<T>, at: &[usize]| {
             let out = match &pos {
                 Some(p) => {
                     if h.dim() != p.dim() {
@@ -675,9 +748,9 @@ impl LayerSpec {
                             format!("{:?}", h.dim()),
                         ));
                     }
-                    core((&h + p).view())?
+                    core((&h + p).view(), at)?
                 }
-                None => core(h)?,
+                None => core(h, at)?,
             };
             readout.apply(out)
         }))

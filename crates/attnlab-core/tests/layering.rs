@@ -13,7 +13,6 @@ const PROSE_DEBT: &[&str] = &[
     "session/answer.rs",
     "session/param.rs",
     "session/steps/rotary.rs",
-    "symmetry/check.rs",
 ];
 
 /// Modules below `api` that still read `api` types: the prose of the course's products reads

@@ -198,6 +198,9 @@ fn power_of_ten(v: u64) -> String {
 
 /// `count` and the noun, singular for one: `1 ulp`, `9 ulps`.
 pub fn plural(count: u64, noun: &str) -> String {
+    if noun == "ulp" && count == crate::symmetry::OPPOSITE_SIGNS {
+        return "opposite signs".into();
+    }
     if count == 1 {
         format!("1 {noun}")
     } else {
@@ -313,7 +316,7 @@ pub fn claim_details(c: &Claim) -> String {
             "all {permutations} permutations of n = {n} tokens, d = {dim}, f64: max error {}, {}; tolerance {}",
             sci(e.max_abs_error),
             plural(*max_ulps, "ulp"),
-            tolerance_detail.derivation
+            tolerance_detail.derivation()
         ),
         Measured::Softmax {
             n,
