@@ -16,8 +16,9 @@ use super::exec::{
 pub struct EquivarianceArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// The layer under test: attention or rnn; with --model, the index L of the model's
-    /// decoder layer whose attention is checked (0-based) [default: attention; with --model, 0].
+    /// The layer under test; with --model, the index L of the model's decoder layer whose
+    /// attention is checked [possible values: attention, rnn; with --model, 0, 1, …]
+    /// [default: attention; with --model, 0].
     #[arg(long, value_name = "LAYER")]
     pub layer: Option<String>,
     /// A real trained model (a GGUF file, smollm2-135m, or a Hugging Face directory): check
