@@ -646,7 +646,6 @@ impl LayerSpec {
             }
         }
         let readout = self.readout;
-        let moving = self.move_positions;
         let core: LayerAtFn<'a, T> = match self.kind {
             LayerKind::Attention => {
                 let layer = self.attention_layer::<T>(inputs)?;

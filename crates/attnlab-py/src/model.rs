@@ -274,7 +274,5 @@ pub fn load_model(py: Python<'_>, model: String) -> PyResult<PyModel> {
     let loaded = py
         .detach(|| core_model::load(&model, &Context::default()))
         .map_err(|e| core_error(&e))?;
-    Ok(PyModel {
-        loaded,
-    })
+    Ok(PyModel { loaded })
 }

@@ -184,7 +184,7 @@ pub fn run(model: &str, req: &EquivarianceRequest, ctx: &Context) -> Result<Equi
             if n == 0 {
                 return Err(Error::invalid("--n", 0, "at least 1 token"));
             }
-            crate::api::model::check_length(w, n)?;
+            crate::api::model::check_length(&w.config, n)?;
             use rand::{RngExt, SeedableRng};
             let mut g = rand_chacha::ChaCha8Rng::seed_from_u64(a.seed);
             let vocab = u32::try_from(c.vocab).unwrap_or(u32::MAX);
@@ -192,7 +192,7 @@ pub fn run(model: &str, req: &EquivarianceRequest, ctx: &Context) -> Result<Equi
         }
     };
     let n = ids.len();
-    crate::api::model::check_length(w, n)?;
+    crate::api::model::check_length(&w.config, n)?;
     if req.exhaustive {
         Permutation::exhaustive_length(n)?;
     }

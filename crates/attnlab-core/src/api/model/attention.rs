@@ -148,7 +148,11 @@ pub fn run(r: &ModelAttentionRequest, ctx: &Context) -> Result<ModelAttentionRep
         return Err(Error::invalid(
             "--head",
             r.head,
-            format!("0 … {} (the model has {} query heads)", c.heads - 1, c.heads),
+            format!(
+                "0 … {} (the model has {} query heads)",
+                c.heads - 1,
+                c.heads
+            ),
         ));
     }
     super::check_length(&c, ids.len())?;

@@ -210,7 +210,7 @@ pub fn run(req: &UsageRequest, ctx: &Context) -> Result<UsageReport> {
         None => (None, None),
         Some(_) => {
             let ids = m.ids(&req.text, &None, ctx)?;
-            crate::api::model::check_length(w, ids.len())?;
+            crate::api::model::check_length(&w.config, ids.len())?;
             let last = *layers.last().expect("at least one layer");
             c.forward_budget(ids.len(), 0, 4)
                 .check("the forward pass over the text", &ctx.limits)?;
