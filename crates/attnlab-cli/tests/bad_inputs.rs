@@ -776,8 +776,9 @@ fn cases() -> Vec<Case> {
             vec!["GiB", "--max-memory"],
         ),
         (
+            // Without weights to show, attend runs the fused kernel: GiB, not the n×n TiB.
             vec!["attend", "--n", "4096", "--dim", "4096", "--heads", "4096"],
-            vec!["TiB", "--max-memory"],
+            vec!["GiB", "--max-memory"],
         ),
         (
             vec!["attend", "--n", "4096", "--dim", "1024", "--heads", "64"],
@@ -1309,11 +1310,15 @@ fn cases() -> Vec<Case> {
             vec!["tokenizing 100000 bytes", "--max-memory"],
         ),
         (
+            // A model with a config or preset is a comparison; two frequency sources beside it
+            // are still one too many.
             vec![
                 "rope",
                 "audit",
                 "--model",
                 "ok.gguf",
+                "--omega",
+                "pi/2",
                 "--preset",
                 "llama-2-7b",
             ],
@@ -1362,7 +1367,8 @@ fn cases() -> Vec<Case> {
         ("hf-cut", &["model.safetensors", "safetensors"]),
     ] {
         c.push(case(
-            &["model", "predict", "--model", dir, "--ids", "1,2"],
+            // --top within the fixture's vocabulary of 8 (it is checked before the weights load).
+            &["model", "predict", "--model", dir, "--ids", "1,2", "--top", "3"],
             needles,
         ));
         c.push(case(
