@@ -74,8 +74,10 @@ fn repeated_forwards_allocate_nothing_per_call() {
     for (n, heads, mask) in [(8, 1, Mask::None), (40, 2, Mask::Causal)] {
         let l = layer(16, heads, mask);
         let made = allocations_over(&l, &x(n, 16), 100);
-        assert_eq!(
-            made, 0,
+        // The counter is process-wide: the test harness's own threads allocate a few times
+        // meanwhile; an allocation per call would count at least 100.
+        assert!(
+            made < 10,
             "n = {n}, {heads} heads: {made} allocations in 100 calls"
         );
     }

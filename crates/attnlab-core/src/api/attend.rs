@@ -291,7 +291,9 @@ pub fn forms_weights(show: Option<&[AttendPart]>, n: usize) -> Result<bool> {
                     ),
                 )),
                 Some(_) => Ok(true),
-                None => Ok(false),
+                // The JSON report carries every part: a readable n keeps the matrices whatever
+                // the text shows (the JSON contract of `--show`).
+                None => Ok(readable),
             }
         }
     }

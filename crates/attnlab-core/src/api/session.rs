@@ -582,6 +582,6 @@ mod tests {
         let e = crate::api::Request::from_json("session", serde_json::json!({"answer": {}}))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("answers, blocks, list, state"), "{e}");
+        assert!(e.contains("answers, blocks, list, settings, state"), "{e}");
     }
 }
