@@ -1368,7 +1368,9 @@ fn cases() -> Vec<Case> {
     ] {
         c.push(case(
             // --top within the fixture's vocabulary of 8 (it is checked before the weights load).
-            &["model", "predict", "--model", dir, "--ids", "1,2", "--top", "3"],
+            &[
+                "model", "predict", "--model", dir, "--ids", "1,2", "--top", "3",
+            ],
             needles,
         ));
         c.push(case(
