@@ -1416,6 +1416,46 @@ fn cases() -> Vec<Case> {
             ],
             vec!["--top", "at least 1"],
         ),
+        // `model attention`: a layer and a head the tiny model does not have, an absurd layer.
+        (
+            vec![
+                "model",
+                "attention",
+                "--model",
+                "hf-ok",
+                "--ids",
+                "1,2",
+                "--layer",
+                "99",
+            ],
+            vec!["--layer", "99", "layers"],
+        ),
+        (
+            vec![
+                "model",
+                "attention",
+                "--model",
+                "hf-ok",
+                "--ids",
+                "1,2",
+                "--layer",
+                "18446744073709551615",
+            ],
+            vec!["--layer", "layers"],
+        ),
+        (
+            vec![
+                "model",
+                "attention",
+                "--model",
+                "hf-ok",
+                "--ids",
+                "1,2",
+                "--head",
+                "99",
+            ],
+            vec!["--head", "99", "query heads"],
+        ),
         (
             vec![
                 "model", "predict", "--model", "hf-ok", "--ids", "1", "--top", "9",

@@ -169,7 +169,6 @@ fn bad_inputs_exit_2_with_one_clear_line() {
         (vec!["equivariance", "--n", "0"], "--n"),
         (vec!["equivariance", "--dim", "0"], "--dim"),
         (vec!["attend", "--n", "1000000"], "n = 1000000"),
-        (vec!["attend", "--n", "4097"], "--n"),
         (vec!["attend", "--n", "-1"], "-1"),
         (vec!["equivariance", "--index-scale", "0.5"], "--pos index"),
         (
