@@ -213,11 +213,7 @@ pub fn run(r: &ModelAttentionRequest, ctx: &Context) -> Result<ModelAttentionRep
     };
     Ok(ModelAttentionReport {
         model: r.model.clone(),
-        pieces: m.tokenizer.as_ref().map(|_| {
-            ids.iter()
-                .map(|&i| m.piece(i).unwrap_or_default())
-                .collect()
-        }),
+        pieces: m.pieces(&ids),
         layer: r.layer,
         head: r.head,
         kv_head: r.head / (c.heads / c.kv_heads),

@@ -108,6 +108,15 @@ impl Loaded {
         self.tokenizer.as_ref().and_then(|t| t.piece(id).ok())
     }
 
+    /// The vocabulary entries of `ids` (an unknown id as ""), when there is a tokenizer.
+    pub fn pieces(&self, ids: &[u32]) -> Option<Vec<String>> {
+        self.tokenizer.as_ref().map(|_| {
+            ids.iter()
+                .map(|&i| self.piece(i).unwrap_or_default())
+                .collect()
+        })
+    }
+
     /// Top entries with their pieces.
     pub fn top(&self, row: ndarray::ArrayView1<f32>, k: usize) -> Vec<TopEntry> {
         let mut v = top_entries(row, k);

@@ -137,11 +137,7 @@ pub fn run(r: &ModelPredictRequest, ctx: &Context) -> Result<ModelPredictReport>
         model: r.model.clone(),
         architecture: w.config.arch.name().into(),
         top: m.top(out.logits.row(0), r.top),
-        pieces: m.tokenizer.as_ref().map(|_| {
-            ids.iter()
-                .map(|&i| m.piece(i).unwrap_or_default())
-                .collect()
-        }),
+        pieces: m.pieces(&ids),
         ids,
         pos: r.pos,
     })
