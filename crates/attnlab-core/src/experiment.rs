@@ -7,8 +7,9 @@ use serde::Serialize;
 use crate::attention::Mask;
 use crate::layer::{Inputs, LayerKind, LayerSpec, PosKind, Readout};
 use crate::symmetry::{
-    check_equivariance, check_invariance, identity_check, shared_pass, CheckReport, Forward,
-    LayerInto, Perms, Permutation, Property, Verdict, Worst,
+    check_equivariance, check_invariance, future_pass, identity_check, identity_recomputed,
+    shared_pass_at, CheckReport, Forward, LayerAt, Perms, Permutation, Property, Tolerance,
+    Verdict, Worst,
 };
 use crate::{Dtype, Error, Real, Result};
 
@@ -206,7 +207,7 @@ impl CheckSummary {
             max_rel_error: r.max_rel_error,
             max_ulps: r.max_ulps,
             tolerance: r.tolerance,
-            tolerance_derivation: r.tolerance_detail.derivation,
+            tolerance_derivation: r.tolerance_detail.derivation(),
             margin: r.margin,
             permutations_checked: r.permutations_checked,
             permutations,
@@ -246,8 +247,11 @@ pub struct Diagnosis {
     pub ratio: f64,
     /// eps32 / eps64, the ratio round-off would show.
     pub eps_ratio: f64,
-    /// Round-off, structural, or exact (both errors 0).
+    /// Round-off, structural, exact (both errors 0), a lower internal precision, or a
+    /// nondeterministic layer.
     pub conclusion: Conclusion,
+    /// The precision the layer computes in internally ([`Conclusion::LowerPrecision`]).
+    pub internal: Option<Dtype>,
 }
 
 impl Diagnosis {
@@ -255,6 +259,11 @@ impl Diagnosis {
     /// ratio below the same factor, for the error to count as structural: round-off of a
     /// symmetric layer stays below the tolerance in f64 and falls by ≈ eps32/eps64 ≈ 5.4e8.
     pub const STRUCTURE_FACTOR: f64 = 1e3;
+
+    /// How far below a lower precision's round-off level (eps · scale) an error may sit and
+    /// still be read as that precision's round-off: an error 16 times smaller than one unit of
+    /// float32 at the output's scale is not float32 arithmetic.
+    pub const LOWER_BAND: f64 = 16.0;
 
     /// Classifies the errors `e32`, `e64` of one check run in f32 and in f64 (`tol64` is the
     /// check's tolerance in f64):
@@ -285,6 +294,71 @@ impl Diagnosis {
             ratio,
             eps_ratio,
             conclusion,
+            internal: None,
+        }
+    }
+
+    /// [`Diagnosis::classify`] for a layer whose arithmetic is not attnlab's (a caller's
+    /// function, a torch module): an error that does not fall from f32 to f64 but sits at the
+    /// round-off level of a lower precision P — between `eps_P · scale / 16` and the tolerance
+    /// `k · eps_P · (n + d) · scale` of the f64 check (`tol64` is that check's tolerance, sized
+    /// with eps64) — is that precision's round-off: the layer computes internally in P (float32
+    /// inside a float64 run, as transformers' eager softmax does; float16 or bfloat16 inside
+    /// float32), and the property holds to P's precision. P is the most precise of float32,
+    /// float16, bfloat16 that fits; a 16-bit P only when every entry of f(X) is exact in it
+    /// (`exact_in`: the layer casts its result from that format), since a 16-bit tolerance is
+    /// wide enough to hide real structure. Never structural for such an error.
+    ///
+    /// ```
+    /// use attnlab_core::experiment::{Conclusion, Diagnosis};
+    /// use attnlab_core::symmetry::Tolerance;
+    /// use attnlab_core::Dtype;
+    /// // The f64 check's tolerance at scale 1, n = d = 4. An error of 3e-8 in both precisions is
+    /// // float32 round-off (eps32 = 1.2e-7), not structure.
+    /// let tol64 = Tolerance::for_layer::<f64>(4, 4, 1.0);
+    /// let d = Diagnosis::classify_foreign(3e-8, 3e-8, &tol64, &[]);
+    /// assert_eq!((d.conclusion, d.internal), (Conclusion::LowerPrecision, Some(Dtype::F32)));
+    /// // A difference of 0.3 is structure, unless the output itself is bfloat16 (the bfloat16
+    /// // tolerance here is 8·2⁻⁷·8 = 0.5).
+    /// assert_eq!(Diagnosis::classify_foreign(0.3, 0.3, &tol64, &[]).conclusion, Conclusion::Structural);
+    /// let d = Diagnosis::classify_foreign(0.3, 0.3, &tol64, &[Dtype::Bf16]);
+    /// assert_eq!(d.internal, Some(Dtype::Bf16));
+    /// ```
+    pub fn classify_foreign(
+        e32: f64,
+        e64: f64,
+        tol64: &Tolerance,
+        exact_in: &[Dtype],
+    ) -> Diagnosis {
+        let mut d = Self::classify(e32, e64, tol64.value);
+        if d.conclusion != Conclusion::Structural {
+            return d;
+        }
+        let worst = e32.max(e64);
+        for p in [Dtype::F32, Dtype::F16, Dtype::Bf16] {
+            // A 16-bit tolerance is wide (2⁻⁷ for bfloat16): claim it only for a layer whose
+            // output is itself in that format (cast back at its end).
+            if p != Dtype::F32 && !exact_in.contains(&p) {
+                continue;
+            }
+            let tol = Tolerance::for_eps(p.eps(), tol64.n, tol64.d, tol64.scale);
+            let unit = p.eps() * tol.scale;
+            if worst <= tol.value && worst >= unit / Self::LOWER_BAND {
+                d.conclusion = Conclusion::LowerPrecision;
+                d.internal = Some(p);
+                return d;
+            }
+        }
+        d
+    }
+
+    /// The diagnosis of a nondeterministic layer: f(X) ≠ f(X), so neither precision's error
+    /// says anything about symmetry.
+    pub fn nondeterministic(e32: f64, e64: f64) -> Diagnosis {
+        Diagnosis {
+            conclusion: Conclusion::Nondeterministic,
+            internal: None,
+            ..Self::classify(e32, e64, f64::INFINITY)
         }
     }
 }
@@ -337,6 +411,13 @@ crate::choice! {
         Structural = "structural",
         /// Both precisions give identical results (error exactly 0).
         Exact = "exact",
+        /// The error sits at a lower precision's round-off in both dtypes: the layer computes
+        /// internally in that precision (float32 inside a float64 run), and the property holds
+        /// to it.
+        LowerPrecision = "lower-precision",
+        /// The identity control failed (f(X) ≠ f(X)): the layer is nondeterministic, so there
+        /// is no verdict on symmetry.
+        Nondeterministic = "nondeterministic",
     }
 }
 
@@ -458,7 +539,7 @@ pub struct SymmetryTimings {
 }
 
 /// Runs the check of `spec` over `perms` in `dtype` with its evidence, each forward pass
-/// computed once:
+/// computed once — the one runner ([`run_check`]) on attnlab's own layer:
 /// * the check: `f(H)` once and `f(ΠH)` once per permutation, on the layer of
 ///   [`LayerSpec::build`] (attention's output is `A·V` with the returned `A`, as in [`check`]).
 ///   For bare attention without a readout the forwards hand back every head's weights too, and
@@ -469,9 +550,10 @@ pub struct SymmetryTimings {
 /// * the diagnosis: the check in the other float type (f64 for an f32 layer, f32 for f64) on
 ///   the fused kernel; its tolerance in f64 is sized on the f64 `f(H)` already computed.
 ///
-/// Permutations are visited from one buffer (no list for [`Perms::All`]); nothing is allocated
-/// per permutation outside the layer's own forward pass. Returns the result and the seconds
-/// each part took.
+/// With `spec.move_positions` the rotary positions move with the tokens (row i of `ΠH` is
+/// token `perm[i]` at position `perm[i]`). Permutations are visited from one buffer (no list
+/// for [`Perms::All`]); nothing is allocated per permutation outside the layer's own forward
+/// pass. Returns the result and the seconds each part took.
 ///
 /// # Errors
 /// See [`symmetry`]; whatever `watch.cancel` returns.
@@ -488,14 +570,14 @@ pub fn symmetry_observed(
     }
 }
 
-/// A forward pass writing into a [`Forward`].
-type ForwardFn<'a, T> = Box<LayerInto<'a, T>>;
+/// A forward pass writing into a [`Forward`], told the positions its rows hold.
+pub type ForwardAt<'a, T> = Box<LayerAt<'a, T>>;
 
 /// The layer on the fused path (output only).
-fn fused_forward<'a, T: Real>(spec: &'a LayerSpec, inputs: &'a Inputs) -> Result<ForwardFn<'a, T>> {
-    let f = spec.build_fused::<T>(inputs)?;
-    Ok(Box::new(move |x, out: &mut Forward<T>| {
-        out.output = f(x)?;
+fn fused_forward<'a, T: Real>(spec: &'a LayerSpec, inputs: &'a Inputs) -> Result<ForwardAt<'a, T>> {
+    let f = spec.build_fused_at::<T>(inputs)?;
+    Ok(Box::new(move |x, at: &[usize], out: &mut Forward<T>| {
+        out.output = f(x, at)?;
         Ok(())
     }))
 }
@@ -526,10 +608,9 @@ fn observed_in<T: Real, U: Real>(
     perms: Perms<'_>,
     watch: &Watch<'_>,
 ) -> Result<(SymmetryResult, SymmetryTimings)> {
-    let n = inputs.x.nrows();
-    let property = match spec.readout {
-        Readout::None => Property::Equivariance,
-        _ => Property::Invariance,
+    let target = match spec.readout {
+        Readout::None => Target::Equivariance,
+        _ => Target::Invariance,
     };
     let with_weights = spec.kind == LayerKind::Attention && spec.readout == Readout::None;
     let broken = LayerSpec {
@@ -540,15 +621,10 @@ fn observed_in<T: Real, U: Real>(
         index_scale: 1.0,
         ..*spec
     };
-    let stages = if n >= 2 { 3 } else { 2 };
-    let mut timings = SymmetryTimings::default();
-
-    // The check (and the weight form from the same forwards).
-    let h = inputs.x.mapv(T::from_f64);
-    let mut forward: ForwardFn<'_, T> = if with_weights {
-        let f = spec.attention_fn::<T>(inputs)?;
-        Box::new(move |x, out: &mut Forward<T>| {
-            let r = f(x)?;
+    let check: ForwardAt<'_, T> = if with_weights {
+        let f = spec.attention_fn_at::<T>(inputs)?;
+        Box::new(move |x, at: &[usize], out: &mut Forward<T>| {
+            let r = f(x, at)?;
             out.output = r.output;
             out.weights = r.weights;
             Ok(())
@@ -556,88 +632,346 @@ fn observed_in<T: Real, U: Real>(
     } else {
         // The same path as [`check`] (and a caller's layer through `api::check`), so the
         // check's numbers do not depend on whether the weight form is asked for.
-        let f = spec.build::<T>(inputs)?;
-        Box::new(move |x, out: &mut Forward<T>| {
-            out.output = f(x)?;
+        let f = spec.build_at::<T>(inputs)?;
+        Box::new(move |x, at: &[usize], out: &mut Forward<T>| {
+            out.output = f(x, at)?;
             Ok(())
         })
     };
+    let subject = Subject {
+        check,
+        broken: Some(Broken {
+            name: "broken layer (attention + index signal p·1.0)".into(),
+            stage: "the negative control (attention + index signal p·1.0)".into(),
+            forward: fused_forward::<T>(&broken, inputs)?,
+        }),
+        other: fused_forward::<U>(spec, inputs)?,
+        arithmetic: Arithmetic::Own,
+    };
+    let h = inputs.x.mapv(T::from_f64);
+    let hu = inputs.x.mapv(U::from_f64);
+    let c = run_check(subject, h.view(), hu.view(), perms, target, watch)?;
+    Ok((
+        SymmetryResult {
+            report: c.report,
+            weight_form: c.weight_form,
+            controls: c.controls,
+            diagnosis: c.diagnosis?,
+        },
+        c.timings,
+    ))
+}
+
+/// What a check compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// `f(ΠH) = Π f(H)`.
+    Equivariance,
+    /// `f(ΠH) = f(H)` (the layer reads its output out).
+    Invariance,
+    /// What a causal layer guarantees: permuting the first t rows leaves the outputs at
+    /// positions ≥ t unchanged (`f(Π_<t H)[t..] = f(H)[t..]`, the permutations fix rows ≥ t),
+    /// and the outputs before a cut do not move when the tokens from the cut on change.
+    Causal {
+        /// The prefix length.
+        t: usize,
+    },
+}
+
+impl Target {
+    /// The property of the main check.
+    pub fn property(self) -> Property {
+        match self {
+            Target::Equivariance => Property::Equivariance,
+            Target::Invariance => Property::Invariance,
+            Target::Causal { .. } => Property::PrefixInvariance,
+        }
+    }
+
+    /// The first output row compared.
+    fn rows_from(self) -> usize {
+        match self {
+            Target::Causal { t } => t,
+            _ => 0,
+        }
+    }
+}
+
+/// Whose arithmetic a layer runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arithmetic {
+    /// attnlab's own layers: deterministic and exactly in their dtype (the identity control
+    /// reuses `f(H)`; no lower-precision conclusion; errors are the layer's own).
+    Own,
+    /// A caller's function or module: it may be nondeterministic (the identity control
+    /// recomputes `f(H)`), may compute internally in a lower precision
+    /// ([`Diagnosis::classify_foreign`]), may fail on the other precision (the diagnosis is then
+    /// unavailable, not an error), and its errors name the stage of the check.
+    Foreign,
+}
+
+/// The negative control's layer: broken on purpose.
+pub struct Broken<'a, T: Real> {
+    /// The control's name in the report.
+    pub name: String,
+    /// The stage an error of it is reported in.
+    pub stage: String,
+    /// Its forward pass.
+    pub forward: ForwardAt<'a, T>,
+}
+
+/// The layer under test as [`run_check`] calls it: in the check's dtype `T`, broken on purpose,
+/// and in the other dtype `U` (the diagnosis).
+pub struct Subject<'a, T: Real, U: Real> {
+    /// The layer in the check's dtype (it may hand back every head's weights: the weight form).
+    pub check: ForwardAt<'a, T>,
+    /// The negative control (none when the sequence has a single position).
+    pub broken: Option<Broken<'a, T>>,
+    /// The layer in the other dtype.
+    pub other: ForwardAt<'a, U>,
+    /// Whose arithmetic.
+    pub arithmetic: Arithmetic,
+}
+
+/// Everything [`run_check`] found.
+#[derive(Debug)]
+pub struct Checked {
+    /// The main check (its tolerance re-sized to the layer's internal precision when the
+    /// diagnosis finds a lower one).
+    pub report: CheckReport,
+    /// The weight form (worst head), when the layer returned its weights.
+    pub weight_form: Option<CheckReport>,
+    /// Identity and broken-layer controls.
+    pub controls: Vec<Control>,
+    /// Whether the negative control failed to break.
+    pub negative_held: bool,
+    /// The diagnosis, or why the other precision could not be evaluated (a foreign layer).
+    pub diagnosis: Result<Diagnosis>,
+    /// Future independence: the causal check's second half, or, when an unmasked foreign
+    /// layer's equivariance breaks, its dependence pattern (holds = the outputs never depend
+    /// on later positions: the layer looks causal).
+    pub future: Option<CheckReport>,
+    /// Seconds per part.
+    pub timings: SymmetryTimings,
+}
+
+/// The cuts the future-independence check changes the tokens from: 1, n/2 and n − 1.
+pub fn future_cuts(n: usize) -> Vec<usize> {
+    let mut cuts: Vec<usize> = [1, n / 2, n.saturating_sub(1)]
+        .into_iter()
+        .filter(|&c| c >= 1 && c < n)
+        .collect();
+    cuts.dedup();
+    cuts
+}
+
+/// The lower precisions every entry of `a` is exact in (a layer that casts its result from
+/// float16 or bfloat16).
+fn exact_in<T: Real>(a: &ndarray::Array2<T>) -> Vec<Dtype> {
+    [Dtype::F16, Dtype::Bf16]
+        .into_iter()
+        .filter(|p| {
+            p.eps() > T::EPSILON.to_f64() && a.iter().all(|v| p.round(v.to_f64()) == v.to_f64())
+        })
+        .collect()
+}
+
+/// The one check runner (the CLI's `equivariance`, Python's `check_equivariance`, the lab, the
+/// model's layers): the check over `perms` (for [`Target::Causal`], permutations of all n rows
+/// that fix rows ≥ t), the weight form from the same forwards, the identity and broken-layer
+/// controls, the causal check's future independence, and the diagnosis — the same check on
+/// `hu` (the other precision's copy of `h`) in `U`. Conclusions beyond round-off and
+/// structure: a failed identity control is nondeterminism (verdict `undecided`, no verdict on
+/// symmetry); a foreign layer's error at a lower precision's round-off re-sizes the tolerance
+/// to that precision ([`Diagnosis::classify_foreign`]).
+///
+/// # Errors
+/// Whatever a forward or `watch.cancel` returns (a foreign layer's failure in the other
+/// precision is kept in [`Checked::diagnosis`] instead).
+pub fn run_check<T: Real, U: Real>(
+    subject: Subject<'_, T, U>,
+    h: ArrayView2<T>,
+    hu: ArrayView2<U>,
+    perms: Perms<'_>,
+    target: Target,
+    watch: &Watch<'_>,
+) -> Result<Checked> {
+    let Subject {
+        mut check,
+        broken,
+        mut other,
+        arithmetic,
+    } = subject;
+    let foreign = arithmetic == Arithmetic::Foreign;
+    let staged = |stage: &str, e: Error| {
+        if foreign && e.kind() != crate::ErrorKind::Cancelled {
+            e.context(format!("in {stage}"))
+        } else {
+            e
+        }
+    };
+    let n = h.nrows();
+    let property = target.property();
+    let rows_from = target.rows_from();
+    // One position has no non-identity permutation, so no broken layer can show anything.
+    let broken = broken.filter(|_| n >= 2);
+    let stages = if broken.is_some() { 3 } else { 2 };
+    let mut timings = SymmetryTimings::default();
+
+    // The check (and the weight form from the same forwards).
     let mut tick = stage_tick(watch, "equivariance check", 0, stages, perms.len());
-    let pass = shared_pass(&mut *forward, h.view(), perms, false, property, &mut tick)?;
-    drop(forward);
+    let equation = format!("the check {}", property.equation());
+    let pass = shared_pass_at(&mut *check, h, perms, false, property, rows_from, &mut tick)
+        .map_err(|e| staged(&equation, e))?;
     timings.forwards_s = pass.times.forwards;
     timings.comparisons_s = pass.times.outputs;
     timings.weight_form_s = pass.times.weights;
-    let weight_form = if with_weights {
-        let mut worst: Option<CheckReport> = None;
-        for r in &pass.weight_heads {
-            if worst.as_ref().is_none_or(|b| r.margin > b.margin) {
-                worst = Some(r.clone());
-            }
+    let mut weight_form: Option<CheckReport> = None;
+    for r in &pass.weight_heads {
+        if weight_form.as_ref().is_none_or(|b| r.margin > b.margin) {
+            weight_form = Some(r.clone());
         }
-        // A layer has ≥ 1 head, and each returned its weights.
-        Some(worst.ok_or_else(|| Error::invalid("heads", 0, "at least one head"))?)
-    } else {
-        None
-    };
+    }
 
-    // Controls: the identity from the check's own f(H); the broken layer, its own forwards.
+    // Controls: the identity (from the check's own f(H), or recomputed for a foreign layer);
+    // the broken layer, its own forwards.
     let t = std::time::Instant::now();
-    let mut controls = vec![Control::identity(&identity_check(&pass, n))];
-    if n >= 2 {
+    let identity = if foreign {
+        identity_recomputed(&mut *check, h, &pass, rows_from)
+            .map_err(|e| staged("the positive control (identity permutation)", e))?
+    } else {
+        identity_check(&pass, n)
+    };
+    let mut controls = vec![Control::identity(&identity)];
+    let mut negative_held = false;
+    if let Some(mut b) = broken {
         let owned;
         let broken_perms = if perms.non_identity_count() == 0 {
-            owned = non_identity(&[], n)?;
+            owned = match target {
+                Target::Causal { t } => non_identity(&[], t)?
+                    .into_iter()
+                    .map(|p| Permutation::new(p.as_slice().iter().copied().chain(t..n).collect()))
+                    .collect::<Result<Vec<_>>>()?,
+                _ => non_identity(&[], n)?,
+            };
             Perms::List(&owned)
         } else {
             perms
         };
-        let mut f = fused_forward::<T>(&broken, inputs)?;
         let count = broken_perms.non_identity_count();
         let mut tick = stage_tick(watch, "broken-layer control", 1, stages, count);
-        let b = shared_pass(&mut *f, h.view(), broken_perms, true, property, &mut tick)?;
-        controls.push(Control::broken(
-            "broken layer (attention + index signal p·1.0)",
-            &b.report,
-        ));
+        let r = shared_pass_at(
+            &mut *b.forward,
+            h,
+            broken_perms,
+            true,
+            property,
+            rows_from,
+            &mut tick,
+        )
+        .map_err(|e| staged(&b.stage, e))?;
+        negative_held = r.report.holds;
+        controls.push(Control::broken(b.name, &r.report));
     }
+    // Future independence: the causal check's other half; for a foreign layer whose
+    // equivariance breaks, the dependence pattern (does it look causal?).
+    let wants_future = match target {
+        Target::Causal { .. } => true,
+        Target::Equivariance => foreign && !pass.report.holds && n >= 2,
+        Target::Invariance => false,
+    };
+    let future = if wants_future {
+        (watch.cancel)()?;
+        Some(
+            future_pass(&mut *check, h, &pass.base, &future_cuts(n))
+                .map_err(|e| staged("the future-independence check", e))?,
+        )
+    } else {
+        None
+    };
     timings.controls_s = t.elapsed().as_secs_f64();
-    let main_error = pass.report.max_abs_error;
-    let main_tol = pass.report.tolerance;
-    let report = pass.report;
+    let exact = if foreign {
+        exact_in(&pass.base.output)
+    } else {
+        Vec::new()
+    };
+    let mut report = pass.report;
     drop(pass.base);
+    drop(check);
 
-    // The diagnosis: the same check in the other float type, fused kernel.
+    // The diagnosis: the same check in the other float type.
     let t = std::time::Instant::now();
     let other_name = if U::DTYPE == Dtype::F64 {
         "f64 diagnosis"
     } else {
         "f32 diagnosis"
     };
-    let hu = inputs.x.mapv(U::from_f64);
-    let mut f = fused_forward::<U>(spec, inputs)?;
     let mut tick = stage_tick(watch, other_name, stages - 1, stages, perms.len());
-    let other = shared_pass(&mut *f, hu.view(), perms, false, property, &mut tick)?;
+    let other = shared_pass_at(
+        &mut *other,
+        hu,
+        perms,
+        false,
+        property,
+        rows_from,
+        &mut tick,
+    );
     timings.diagnosis_s = t.elapsed().as_secs_f64();
     (watch.progress)(other_name, 1.0);
-    let (e32, e64, tol64) = if U::DTYPE == Dtype::F64 {
-        (
-            main_error,
-            other.report.max_abs_error,
-            other.report.tolerance,
-        )
-    } else {
-        (other.report.max_abs_error, main_error, main_tol)
+    let identity_ok = controls[0].ok;
+    let diagnosis = match other {
+        Ok(o) => {
+            let (e32, e64, tol64) = if U::DTYPE == Dtype::F64 {
+                (
+                    report.max_abs_error,
+                    o.report.max_abs_error,
+                    &o.report.tolerance_detail,
+                )
+            } else {
+                (
+                    o.report.max_abs_error,
+                    report.max_abs_error,
+                    &report.tolerance_detail,
+                )
+            };
+            let d = if !identity_ok {
+                Diagnosis::nondeterministic(e32, e64)
+            } else if foreign {
+                Diagnosis::classify_foreign(e32, e64, tol64, &exact)
+            } else {
+                Diagnosis::classify(e32, e64, tol64.value)
+            };
+            Ok(d)
+        }
+        Err(e) if e.kind() == crate::ErrorKind::Cancelled || !foreign => return Err(e),
+        Err(e) => Err(e),
     };
-    Ok((
-        SymmetryResult {
-            report,
-            weight_form,
-            controls,
-            diagnosis: Diagnosis::classify(e32, e64, tol64),
-        },
+    if !identity_ok {
+        report.holds = false;
+        report.verdict = Verdict::Undecided;
+    } else if let Ok(Diagnosis {
+        internal: Some(p), ..
+    }) = &diagnosis
+    {
+        if p.eps() > T::EPSILON.to_f64() {
+            let d = &report.tolerance_detail;
+            let tol = Tolerance::for_eps(p.eps(), d.n, d.d, d.scale);
+            report.tolerance = tol.value;
+            report.margin = report.max_abs_error / tol.value;
+            report.holds = report.max_abs_error <= tol.value;
+            report.verdict = Verdict::from_holds(report.holds);
+            report.tolerance_detail = tol;
+        }
+    }
+    Ok(Checked {
+        report,
+        weight_form,
+        controls,
+        negative_held,
+        diagnosis,
+        future,
         timings,
-    ))
+    })
 }
 
 #[cfg(test)]

@@ -22,6 +22,20 @@ use crate::rng::RngKind;
 use crate::tokenizer::Vocabulary;
 use crate::{Error, Real, Result};
 
+/// The one home of the input defaults: the CLI's help, the request types' serde defaults and
+/// Python read these.
+pub mod defaults {
+    /// Sequence length n of a drawn input (the course program's).
+    pub const N: usize = 4;
+    /// Model width d of a drawn input (the course program's).
+    pub const DIM: usize = 4;
+    /// Scale of the index signal (`--pos index` adds p·scale to every component of row p).
+    pub const INDEX_SCALE: f64 = 0.1;
+    /// The generator: numpy's legacy `np.random.seed` + `randn`, so the defaults are the
+    /// course program.
+    pub const RNG: crate::rng::RngKind = crate::rng::RngKind::Numpy;
+}
+
 /// Largest model width accepted. (The sequence length has no cap of its own: the memory and
 /// work budgets of each command bound it, from everything the request implies.)
 pub const MAX_DIM: usize = 4_096;
@@ -144,7 +158,7 @@ impl InputSpec {
             }
             (Some((_, c, _, _)), _) => c,
             (None, Some(d)) => d,
-            (None, None) => block("Wq").map_or(4, |w| w.nrows()),
+            (None, None) => block("Wq").map_or(defaults::DIM, |w| w.nrows()),
         };
         if d == 0 {
             return Err(Error::invalid("--dim", 0, "at least 1"));
@@ -155,7 +169,7 @@ impl InputSpec {
             }
             (Some((r, _, _, _)), _) => r,
             (None, Some(n)) => n,
-            (None, None) => 4,
+            (None, None) => defaults::N,
         };
         if n == 0 {
             return Err(Error::invalid("--n", 0, "at least 1 token"));
@@ -375,6 +389,10 @@ pub struct LayerSpec {
     pub index_scale: f64,
     /// Base of sinusoidal and rotary encodings.
     pub base: f64,
+    /// Rotary positions move with the tokens: the layer called on row i holding token `perm[i]`
+    /// rotates it at position `perm[i]` (`equivariance --move-positions`); otherwise row i is
+    /// at position i.
+    pub move_positions: bool,
 }
 
 impl Default for LayerSpec {
@@ -384,14 +402,29 @@ impl Default for LayerSpec {
             pos: PosKind::None,
             mask: Mask::None,
             readout: Readout::None,
-            index_scale: 0.1,
+            index_scale: defaults::INDEX_SCALE,
             base: 10000.0,
+            move_positions: false,
         }
     }
 }
 
 /// A layer as a function of its input.
 pub type LayerFn<'a, T> = Box<dyn Fn(ArrayView2<T>) -> Result<Array2<T>> + 'a>;
+
+/// A layer as a function of its input and the original positions its rows hold (row i holds
+/// token `at[i]`; see [`LayerSpec::move_positions`]).
+pub type LayerAtFn<'a, T> = Box<dyn Fn(ArrayView2<T>, &[usize]) -> Result<Array2<T>> + 'a>;
+
+/// The rotary positions of rows that hold the tokens `at`: `at` itself when positions move with
+/// the tokens, else 0..n.
+fn rotary_positions(move_positions: bool, at: &[usize], n: usize) -> Vec<i64> {
+    if move_positions && at.len() == n {
+        at.iter().map(|&p| p as i64).collect()
+    } else {
+        (0..n as i64).collect()
+    }
+}
 
 fn cast<T: Real>(a: &Array2<f64>) -> Array2<T> {
     a.mapv(T::from_f64)
@@ -468,6 +501,7 @@ impl LayerSpec {
             } else {
                 None
             },
+            moving: self.move_positions,
         })
     }
 
@@ -505,8 +539,26 @@ impl LayerSpec {
         inputs: &'a Inputs,
     ) -> Result<Box<dyn Fn(ArrayView2<T>) -> Result<crate::attention::AttentionOutput<T>> + 'a>>
     {
+        let f = self.attention_fn_at::<T>(inputs)?;
+        Ok(Box::new(move |h: ArrayView2<T>| f(h, &[])))
+    }
+
+    /// [`LayerSpec::attention_fn`] told the original positions its rows hold (see
+    /// [`LayerSpec::move_positions`]).
+    ///
+    /// # Errors
+    /// As [`LayerSpec::attention_fn`].
+    #[allow(clippy::type_complexity)]
+    pub fn attention_fn_at<'a, T: Real>(
+        &'a self,
+        inputs: &'a Inputs,
+    ) -> Result<
+        Box<dyn Fn(ArrayView2<T>, &[usize]) -> Result<crate::attention::AttentionOutput<T>> + 'a>,
+    > {
         let layer = self.attention_layer::<T>(inputs)?;
-        Ok(Box::new(move |h: ArrayView2<T>| layer.forward(h)))
+        Ok(Box::new(move |h: ArrayView2<T>, at: &[usize]| {
+            layer.forward_at(h, at)
+        }))
     }
 
     /// The positional table this spec adds to the input (n × d): the index signal, the
@@ -544,6 +596,16 @@ impl LayerSpec {
     /// # Errors
     /// Shapes that do not fit, or a readout row outside the sequence.
     pub fn build<'a, T: Real>(&'a self, inputs: &'a Inputs) -> Result<LayerFn<'a, T>> {
+        let f = self.build_path(inputs, true)?;
+        Ok(Box::new(move |h: ArrayView2<T>| f(h, &[])))
+    }
+
+    /// [`LayerSpec::build`] told the original positions its rows hold (see
+    /// [`LayerSpec::move_positions`]).
+    ///
+    /// # Errors
+    /// As [`LayerSpec::build`].
+    pub fn build_at<'a, T: Real>(&'a self, inputs: &'a Inputs) -> Result<LayerAtFn<'a, T>> {
         self.build_path(inputs, true)
     }
 
@@ -556,6 +618,15 @@ impl LayerSpec {
     /// # Errors
     /// As [`LayerSpec::build`].
     pub fn build_fused<'a, T: Real>(&'a self, inputs: &'a Inputs) -> Result<LayerFn<'a, T>> {
+        let f = self.build_path(inputs, false)?;
+        Ok(Box::new(move |h: ArrayView2<T>| f(h, &[])))
+    }
+
+    /// [`LayerSpec::build_fused`] told the original positions its rows hold.
+    ///
+    /// # Errors
+    /// As [`LayerSpec::build`].
+    pub fn build_fused_at<'a, T: Real>(&'a self, inputs: &'a Inputs) -> Result<LayerAtFn<'a, T>> {
         self.build_path(inputs, false)
     }
 
@@ -563,7 +634,7 @@ impl LayerSpec {
         &'a self,
         inputs: &'a Inputs,
         with_weights: bool,
-    ) -> Result<LayerFn<'a, T>> {
+    ) -> Result<LayerAtFn<'a, T>> {
         let (n, d) = inputs.x.dim();
         if let Readout::Row(i) = self.readout {
             if i >= n {
@@ -575,14 +646,14 @@ impl LayerSpec {
             }
         }
         let readout = self.readout;
-        let core: LayerFn<'a, T> = match self.kind {
+        let core: LayerAtFn<'a, T> = match self.kind {
             LayerKind::Attention => {
                 let layer = self.attention_layer::<T>(inputs)?;
-                Box::new(move |h: ArrayView2<T>| {
+                Box::new(move |h: ArrayView2<T>, at: &[usize]| {
                     if with_weights {
-                        Ok(layer.forward(h)?.output)
+                        Ok(layer.forward_at(h, at)?.output)
                     } else {
-                        layer.output(h)
+                        layer.output_at(h, at)
                     }
                 })
             }
@@ -606,12 +677,14 @@ impl LayerSpec {
                 }
                 let rnn = Elman::new(cast(&inputs.wx), cast(&inputs.wh), Array1::zeros(d))?;
                 let pos = self.additive(n, d)?.map(|p| cast::<T>(&p));
-                Box::new(move |h: ArrayView2<T>| {
+                Box::new(move |h: ArrayView2<T>, _: &[usize]| {
                     rnn.forward(with_positions(h, pos.as_ref())?.view())
                 })
             }
         };
-        Ok(Box::new(move |h: ArrayView2<T>| readout.apply(core(h)?)))
+        Ok(Box::new(move |h: ArrayView2<T>, at: &[usize]| {
+            readout.apply(core(h, at)?)
+        }))
     }
 }
 
@@ -636,6 +709,8 @@ pub struct AttentionLayer<T> {
     layer: Attention<T>,
     pos: Option<Array2<T>>,
     rope: Option<Rotary>,
+    /// Rotate each row by the original position it holds ([`LayerSpec::move_positions`]).
+    moving: bool,
 }
 
 impl<T: Real> AttentionLayer<T> {
@@ -680,10 +755,19 @@ impl<T: Real> AttentionLayer<T> {
     /// # Errors
     /// Shapes that do not fit.
     pub fn output(&self, h: ArrayView2<T>) -> Result<Array2<T>> {
+        self.output_at(h, &[])
+    }
+
+    /// [`AttentionLayer::output`] told the original positions its rows hold (`at[i]` for row
+    /// `i`; used when the layer moves positions with the tokens, else rows are at 0 … n−1).
+    ///
+    /// # Errors
+    /// Shapes that do not fit.
+    pub fn output_at(&self, h: ArrayView2<T>, at: &[usize]) -> Result<Array2<T>> {
         let h = self.input(h)?;
         match &self.rope {
             Some(r) => {
-                let positions: Vec<i64> = (0..h.nrows() as i64).collect();
+                let positions = rotary_positions(self.moving, at, h.nrows());
                 self.layer
                     .forward_output_only_with(h.view(), &|x: ArrayView2<T>| r.apply(x, &positions))
             }
@@ -697,10 +781,23 @@ impl<T: Real> AttentionLayer<T> {
     /// # Errors
     /// Shapes that do not fit.
     pub fn forward(&self, h: ArrayView2<T>) -> Result<crate::attention::AttentionOutput<T>> {
+        self.forward_at(h, &[])
+    }
+
+    /// [`AttentionLayer::forward`] told the original positions its rows hold (see
+    /// [`AttentionLayer::output_at`]).
+    ///
+    /// # Errors
+    /// Shapes that do not fit.
+    pub fn forward_at(
+        &self,
+        h: ArrayView2<T>,
+        at: &[usize],
+    ) -> Result<crate::attention::AttentionOutput<T>> {
         let h = self.input(h)?;
         match &self.rope {
             Some(r) => {
-                let positions: Vec<i64> = (0..h.nrows() as i64).collect();
+                let positions = rotary_positions(self.moving, at, h.nrows());
                 self.layer
                     .forward_with(h.view(), &|x: ArrayView2<T>| r.apply(x, &positions))
             }

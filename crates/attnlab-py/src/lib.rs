@@ -21,7 +21,7 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use attnlab_core::api::check::{self, Input, LayerCheckOptions, UserLayer};
+use attnlab_core::api::check::{self, Input, LayerCheckOptions, PositionedLayer, UserLayer};
 use attnlab_core::api::rope::FrequencySource;
 use attnlab_core::api::value::Count;
 use attnlab_core::api::{self, Context};
@@ -188,14 +188,22 @@ impl<'py> PyLayer<'py> {
         Error::layer(message)
     }
 
-    fn call<T: Real + Element>(&self, x: ArrayView2<T>) -> attnlab_core::Result<Array2<T>> {
+    fn call<T: Real + Element>(
+        &self,
+        x: ArrayView2<T>,
+        positions: Option<&[i64]>,
+    ) -> attnlab_core::Result<Array2<T>> {
         let py = self.py;
         *self.failure.borrow_mut() = None;
         let (n, d) = x.dim();
         let input = format!("{n}×{d} {} input", real_name::<T>());
         // A fresh array per call: the function may keep or modify it without touching ours.
         let arg = PyArray2::from_array(py, &x);
-        let out = match self.f.call1((arg,)) {
+        let called = match positions {
+            Some(p) => self.f.call1((arg, numpy::PyArray1::from_slice(py, p))),
+            None => self.f.call1((arg,)),
+        };
+        let out = match called {
             Ok(out) => out,
             Err(e) if !e.is_instance_of::<PyException>(py) => {
                 *self.interrupt.borrow_mut() = Some(e);
@@ -311,7 +319,7 @@ fn choice<T: Choice + Default>(value: Option<&str>) -> PyResult<T> {
 
 /// `(json, text, html)` of a check of the caller's layer `f` on `x`.
 #[pyfunction]
-#[pyo3(signature = (f, x, perms, samples, exhaustive, seed, readout, mask, prefix))]
+#[pyo3(signature = (f, x, perms, samples, exhaustive, seed, readout, mask, prefix, positions = None))]
 #[allow(clippy::too_many_arguments)]
 fn check_layer(
     py: Python<'_>,
@@ -324,6 +332,7 @@ fn check_layer(
     readout: Option<&str>,
     mask: Option<&str>,
     prefix: Option<usize>,
+    positions: Option<Vec<i64>>,
 ) -> PyResult<(String, String, String)> {
     if !f.is_callable() {
         return Err(PyTypeError::new_err(format!(
@@ -351,18 +360,32 @@ fn check_layer(
         failure: RefCell::new(None),
         interrupt: RefCell::new(None),
     };
-    let f32_layer = |h: ArrayView2<f32>| layer.call(h);
-    let f64_layer = |h: ArrayView2<f64>| layer.call(h);
-    let user = UserLayer {
-        f32: &f32_layer,
-        f64: &f64_layer,
-    };
     let input = match &x {
         Matrix::F32(a) => Input::F32(a.view()),
         Matrix::F64(a) => Input::F64(a.view()),
     };
-    let report =
-        check::run(&user, input, &opts, &Context::default()).map_err(|e| layer.error(&e))?;
+    let report = match &positions {
+        None => {
+            let f32_layer = |h: ArrayView2<f32>| layer.call(h, None);
+            let f64_layer = |h: ArrayView2<f64>| layer.call(h, None);
+            let user = UserLayer {
+                f32: &f32_layer,
+                f64: &f64_layer,
+            };
+            check::run(&user, input, &opts, &Context::default())
+        }
+        Some(pos) => {
+            let f32_layer = |h: ArrayView2<f32>, p: &[i64]| layer.call(h, Some(p));
+            let f64_layer = |h: ArrayView2<f64>, p: &[i64]| layer.call(h, Some(p));
+            let user = PositionedLayer {
+                f32: &f32_layer,
+                f64: &f64_layer,
+                positions: pos,
+            };
+            check::run_positioned(&user, input, &opts, &Context::default())
+        }
+    }
+    .map_err(|e| layer.error(&e))?;
     let json = serde_json::to_string(&report).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let text = attnlab_render::text::check::render(&report);
     let html = attnlab_render::notebook::layer_check(&report).map_err(|e| core_error(&e))?;

@@ -6,7 +6,7 @@ use attnlab_core::api::layer_input::LayerInput;
 use attnlab_core::api::value::BlocksSource;
 use attnlab_core::attention::Mask;
 use attnlab_core::choice::Choice;
-use attnlab_core::layer::PosKind;
+use attnlab_core::layer::{defaults, PosKind};
 use attnlab_core::numeric::Dtype;
 use attnlab_core::rng::RngKind;
 
@@ -17,11 +17,9 @@ pub struct InputArgs {
     /// the course's table E; replaces the drawn X.
     #[arg(long, conflicts_with = "n")]
     pub text: Option<String>,
-    /// Sequence length n of the drawn input X [default: 4, the course program's].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, help = format!("Sequence length n of the drawn input X [default: {}, the course program's]", defaults::N))]
     pub n: Option<usize>,
-    /// Model width d [default: 4; with --text, the embedding's width].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, help = format!("Model width d [default: {}; with --text, the embedding's width]", defaults::DIM))]
     pub dim: Option<usize>,
     /// Number of attention heads (more than 1 adds an output projection Wo).
     #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
@@ -31,7 +29,7 @@ pub struct InputArgs {
     pub seed: u64,
     /// Generator: numpy reproduces np.random.seed(S) + randn bit for bit, so the defaults
     /// (seed 0, n = d = 4) are the course program; std is ChaCha8.
-    #[arg(long, value_parser = super::common::choice::<RngKind>(), default_value_t = RngKind::Numpy)]
+    #[arg(long, value_parser = super::common::choice::<RngKind>(), default_value_t = defaults::RNG)]
     pub rng: RngKind,
     /// Fixed blocks (E, Wq, Wk, Wv, Wo, X) from a .json, .npy, .npz or .safetensors file, or a
     /// directory of .npy files (a pipe or - for standard input: JSON, .npz or .safetensors);
@@ -45,9 +43,7 @@ pub struct InputArgs {
     /// table), rope (rotary on queries and keys).
     #[arg(long, value_parser = super::common::choice::<PosKind>(), default_value_t = PosKind::None)]
     pub pos: PosKind,
-    /// Scale of the index signal (--pos index adds p·scale to every component of row p)
-    /// [default: 0.1].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, help = format!("Scale of the index signal (--pos index adds p·scale to every component of row p) [default: {}]", defaults::INDEX_SCALE))]
     pub index_scale: Option<f64>,
     /// Floating-point type the layer runs in: f64 or f32 (bf16 and f16 are emulated by the
     /// rope commands, not by a layer).

@@ -3,6 +3,7 @@
 use attnlab_core::api::equivariance::EquivarianceRequest;
 use attnlab_core::api::value::List;
 use attnlab_core::api::{Outcome, Report, Request};
+use attnlab_core::choice::Choice;
 use attnlab_core::layer::{LayerKind, Readout};
 
 use super::common::InputArgs;
@@ -15,9 +16,16 @@ use super::exec::{
 pub struct EquivarianceArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// The layer under test.
-    #[arg(long, value_parser = super::common::choice::<LayerKind>(), default_value_t = LayerKind::Attention)]
-    pub layer: LayerKind,
+    /// The layer under test; with --model, the index L of the model's decoder layer whose
+    /// attention is checked [possible values: attention, rnn; with --model, 0, 1, …]
+    /// [default: attention; with --model, 0].
+    #[arg(long, value_name = "LAYER")]
+    pub layer: Option<String>,
+    /// A real trained model (a GGUF file, smollm2-135m, or a Hugging Face directory): check
+    /// the attention of its layer --layer L (all heads, GQA, Wo) on the hidden states entering
+    /// it, for --text T or --n N drawn token ids; --pos none|rope, --mask none|causal.
+    #[arg(long, value_name = "PATH")]
+    pub model: Option<String>,
     /// Readout after the layer: none (check equivariance), mean or row:I (check invariance).
     #[arg(long, default_value = "none")]
     pub readout: String,
@@ -37,6 +45,10 @@ pub struct EquivarianceArgs {
     /// entry by entry (in the JSON report; equivariance only, no --readout).
     #[arg(long, requires = "perm")]
     pub product: bool,
+    /// With --pos rope: move the rotary positions with the tokens (row i of ΠX holds token
+    /// perm[i] at its own position perm[i]); a rope layer is then equivariant again.
+    #[arg(long)]
+    pub move_positions: bool,
     /// Also write the report as one self-contained HTML file (inline SVG and CSS, no script).
     #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
@@ -47,15 +59,32 @@ pub struct EquivarianceArgs {
 }
 
 pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
+    let (layer, model_layer) = match (&args.model, args.layer.as_deref()) {
+        (_, None) => (LayerKind::Attention, None),
+        (Some(_), Some(l)) => (
+            LayerKind::Attention,
+            Some(l.trim().parse::<usize>().map_err(|_| {
+                attnlab_core::Error::invalid(
+                    "--layer",
+                    attnlab_core::text::shorten(l),
+                    "a layer index 0, 1, … with --model",
+                )
+            })?),
+        ),
+        (None, Some(l)) => (LayerKind::parse(l)?, None),
+    };
     let request = Request::Equivariance(EquivarianceRequest {
         input: args.input.layer_input(),
-        layer: args.layer,
+        layer,
+        model: args.model.clone(),
+        model_layer,
         readout: Readout::parse(&args.readout)?,
         perm: args.perm.as_deref().map(List::parse),
         exhaustive: args.exhaustive,
         samples: args.samples,
         perm_seed: args.perm_seed,
         product: args.product,
+        move_positions: args.move_positions,
     });
     let show = Show {
         json: args.input.json,

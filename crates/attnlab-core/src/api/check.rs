@@ -36,14 +36,46 @@ use crate::experiment::PermutationSet;
 use crate::experiment::{self, CheckSummary, Control, Diagnosis, PermChoice, MAX_SAMPLES};
 use crate::layer::Readout;
 use crate::position::additive::index_signal;
-use crate::symmetry::{
-    check_equivariance, check_invariance, check_prefix_invariance, CheckReport, Permutation,
-    Property,
-};
-use crate::{Dtype, Error, ErrorKind, Real, Result};
+use crate::symmetry::{CheckReport, Forward, Perms, Permutation};
+use crate::{Dtype, Error, Real, Result};
 
 /// A layer as a function of its input in one precision.
 pub type LayerFn<'a, T> = dyn Fn(ArrayView2<T>) -> Result<Array2<T>> + 'a;
+
+/// A layer as a function of its input and the position ids of its rows (a rotary layer:
+/// `f(X, pos)`); the check permutes both.
+pub type PosLayerFn<'a, T> = dyn Fn(ArrayView2<T>, &[i64]) -> Result<Array2<T>> + 'a;
+
+/// A caller's layer that receives the position ids of its rows, in both precisions, with the
+/// ids of `X`'s rows: the check calls `f(ΠX, Π pos)` — the positions move with the tokens.
+pub struct PositionedLayer<'a> {
+    /// The layer on f32 inputs.
+    pub f32: &'a PosLayerFn<'a, f32>,
+    /// The layer on f64 inputs.
+    pub f64: &'a PosLayerFn<'a, f64>,
+    /// The position id of each row of X.
+    pub positions: &'a [i64],
+}
+
+/// One precision of a caller's layer: plain `f(X)`, or `f(X, pos)` with the ids of X's rows.
+#[derive(Clone, Copy)]
+enum Calls<'a, T> {
+    Plain(&'a LayerFn<'a, T>),
+    Positioned(&'a PosLayerFn<'a, T>, &'a [i64]),
+}
+
+impl<T: Real> Calls<'_, T> {
+    /// The layer on rows holding the tokens `at` of X (positions `pos[at[i]]`).
+    fn call(&self, h: ArrayView2<T>, at: &[usize]) -> Result<Array2<T>> {
+        match self {
+            Calls::Plain(f) => f(h),
+            Calls::Positioned(f, pos) => {
+                let moved: Vec<i64> = at.iter().map(|&i| pos[i]).collect();
+                f(h, &moved)
+            }
+        }
+    }
+}
 
 /// The layer under test, supplied by the caller: one function, callable on f32 and on f64
 /// inputs. Each must return an (n, d′) array for an (n, d) input; errors are passed through
@@ -169,6 +201,15 @@ pub struct LayerCheckReport {
     pub note: Option<String>,
     /// The difference of the worst permutation.
     pub worst_difference: DifferenceMap,
+    /// The causal check's second half (`mask = causal`): outputs before a cut do not move when
+    /// the tokens from the cut on change (an unmasked or anti-causal layer breaks it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub future_independence: Option<CheckReport>,
+    /// An unmasked check broke and the outputs never depend on later positions (the
+    /// dependence pattern is lower-triangular): the layer looks causal; check it with
+    /// `mask = causal`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub looks_causal: bool,
 }
 
 impl std::ops::Deref for LayerCheckReport {
@@ -223,34 +264,23 @@ struct Target {
 }
 
 impl Target {
-    /// One check of `f` on `x` over `perms`.
-    fn check<T: Real>(
-        self,
-        f: &LayerFn<'_, T>,
-        x: ArrayView2<T>,
-        perms: &[Permutation],
-    ) -> Result<CheckReport> {
-        match (self.prefix, self.readout) {
-            (Some(t), _) => check_prefix_invariance(f, x, t, perms),
-            (None, Readout::None) => check_equivariance(f, x, perms),
-            (None, r) => check_invariance(|h: ArrayView2<T>| r.apply(f(h)?), x, perms),
-        }
-    }
-
     /// `lhs − rhs` for one permutation (`perm` of all n positions, as in [`crate::symmetry::Worst`]), around
     /// the output entry `worst` (row, column).
     fn difference<T: Real>(
         self,
-        f: &LayerFn<'_, T>,
+        f: Calls<'_, T>,
         x: ArrayView2<T>,
         perm: &[usize],
         worst: (usize, usize),
     ) -> Result<(DifferenceMap, usize)> {
         let p = Permutation::new(perm.to_vec())?;
-        let out = f(x)?;
+        let id: Vec<usize> = (0..x.nrows()).collect();
+        let out = f.call(x, &id)?;
         let output_dim = out.ncols();
         let base = self.readout.apply(out)?;
-        let moved = self.readout.apply(f(p.apply_rows(x)?.view())?)?;
+        let moved = self
+            .readout
+            .apply(f.call(p.apply_rows(x)?.view(), p.as_slice())?)?;
         let (lhs, rhs, first_row) = match (self.prefix, self.readout) {
             (Some(t), _) => (
                 moved.slice(s![t.., ..]).to_owned(),
@@ -358,18 +388,44 @@ fn permutations(opts: &LayerCheckOptions, m: usize) -> Result<(Vec<Permutation>,
 
 /// The check in the dtype `T` of `X` and the diagnosis in the other precision `U`.
 struct Parts {
-    report: CheckReport,
-    controls: Vec<Control>,
-    diagnosis: std::result::Result<Diagnosis, String>,
-    negative_held: bool,
+    checked: experiment::Checked,
     output_dim: usize,
     difference: DifferenceMap,
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A caller's layer as the runner's forward: read out by `readout`, on `X + add` for the
+/// negative control.
+fn forward_of<'a, T: Real>(
+    f: Calls<'a, T>,
+    readout: Readout,
+    add: Option<Array2<T>>,
+) -> experiment::ForwardAt<'a, T> {
+    Box::new(
+        move |h: ArrayView2<T>, at: &[usize], out: &mut Forward<T>| {
+            let moved;
+            let h = match &add {
+                Some(p) => {
+                    if h.dim() != p.dim() {
+                        return Err(Error::shape(
+                            "index signal",
+                            format!("{}×{}", p.nrows(), p.ncols()),
+                            format!("{}×{}", h.nrows(), h.ncols()),
+                        ));
+                    }
+                    moved = &h + p;
+                    moved.view()
+                }
+                None => h,
+            };
+            out.output = readout.apply(f.call(h, at)?)?;
+            Ok(())
+        },
+    )
+}
+
 fn run_in<T: Real, U: Real>(
-    f: &LayerFn<'_, T>,
-    g: &LayerFn<'_, U>,
+    f: Calls<'_, T>,
+    g: Calls<'_, U>,
     x: ArrayView2<T>,
     target: Target,
     perms: &[Permutation],
@@ -377,73 +433,47 @@ fn run_in<T: Real, U: Real>(
     ctx: &Context,
 ) -> Result<Parts> {
     let (n, d) = x.dim();
-    let stage = |what: &str, done: f64| -> Result<()> {
-        ctx.check_cancelled("layer check")?;
-        (ctx.progress)(what, done);
-        Ok(())
+    let subject = experiment::Subject {
+        check: forward_of(f, target.readout, None),
+        broken: (m >= 2).then(|| experiment::Broken {
+            name: "broken layer (f + index signal p·1.0)".into(),
+            stage: "the negative control f(X + P), P = index signal p·1.0".into(),
+            forward: forward_of(
+                f,
+                target.readout,
+                Some(index_signal(n, d, 1.0).mapv(T::from_f64)),
+            ),
+        }),
+        other: forward_of(g, target.readout, None),
+        arithmetic: experiment::Arithmetic::Foreign,
     };
-    let equation = match (target.prefix, target.readout) {
-        (Some(_), _) => Property::PrefixInvariance.equation(),
-        (None, Readout::None) => Property::Equivariance.equation(),
-        (None, _) => Property::Invariance.equation(),
-    };
-    stage("checking the layer", 0.0)?;
-    let report = target
-        .check(f, x, perms)
-        .map_err(|e| e.context(format!("in the check {equation}")))?;
-    stage("controls", 0.4)?;
-    let mut controls = Vec::new();
-    let id = target
-        .check(f, x, &[Permutation::identity(m)])
-        .map_err(|e| e.context("in the positive control (identity permutation)"))?;
-    controls.push(Control::identity(&id));
-    let mut negative_held = false;
-    if m >= 2 {
-        let p = index_signal(n, d, 1.0).mapv(T::from_f64);
-        let broken = |h: ArrayView2<T>| {
-            if h.dim() != p.dim() {
-                return Err(Error::shape(
-                    "index signal",
-                    format!("{}×{}", p.nrows(), p.ncols()),
-                    format!("{}×{}", h.nrows(), h.ncols()),
-                ));
-            }
-            f((&h + &p).view())
-        };
-        let b = target
-            .check(&broken, x, &experiment::non_identity(perms, m)?)
-            .map_err(|e| e.context("in the negative control f(X + P), P = index signal p·1.0"))?;
-        negative_held = b.holds;
-        controls.push(Control::broken("broken layer (f + index signal p·1.0)", &b));
-    }
-    stage("diagnosis", 0.7)?;
     let xu = x.mapv(|v| U::from_f64(v.to_f64()));
-    let diagnosis = match target.check(g, xu.view(), perms) {
-        Ok(other) => {
-            let (e32, e64, tol64) = if T::DTYPE == Dtype::F32 {
-                (report.max_abs_error, other.max_abs_error, other.tolerance)
-            } else {
-                (other.max_abs_error, report.max_abs_error, report.tolerance)
-            };
-            Ok(Diagnosis::classify(e32, e64, tol64))
-        }
-        Err(e) if e.kind() == ErrorKind::Cancelled => return Err(e),
-        Err(e) => Err(crate::present::prose::diagnosis_unavailable(U::DTYPE, &e)),
+    let full: Vec<Permutation> = match target.prefix {
+        Some(t) => perms
+            .iter()
+            .map(|p| Permutation::new(p.as_slice().iter().copied().chain(t..n).collect()))
+            .collect::<Result<_>>()?,
+        None => perms.to_vec(),
     };
-    stage("difference", 0.9)?;
+    let goal = match (target.prefix, target.readout) {
+        (Some(t), _) => experiment::Target::Causal { t },
+        (None, Readout::None) => experiment::Target::Equivariance,
+        (None, _) => experiment::Target::Invariance,
+    };
+    let cancel = || ctx.check_cancelled("layer check");
+    let progress = |stage: &str, done: f64| (ctx.progress)(stage, done);
+    let watch = experiment::Watch {
+        cancel: &cancel,
+        progress: &progress,
+    };
+    let checked = experiment::run_check(subject, x, xu.view(), Perms::List(&full), goal, &watch)?;
+    ctx.check_cancelled("layer check")?;
+    let worst = &checked.report.worst;
     let (difference, output_dim) = target
-        .difference(
-            f,
-            x,
-            &report.worst.perm,
-            (report.worst.row, report.worst.col),
-        )
+        .difference(f, x, &worst.perm, (worst.row, worst.col))
         .map_err(|e| e.context("recomputing the worst permutation's difference"))?;
     Ok(Parts {
-        report,
-        controls,
-        diagnosis,
-        negative_held,
+        checked,
         output_dim,
         difference,
     })
@@ -458,6 +488,51 @@ fn run_in<T: Real, U: Real>(
 /// is reported in [`LayerCheckReport::diagnosis_unavailable`] instead.
 pub fn run(
     layer: &UserLayer<'_>,
+    x: Input<'_>,
+    opts: &LayerCheckOptions,
+    ctx: &Context,
+) -> Result<LayerCheckReport> {
+    run_calls(
+        Calls::Plain(layer.f32),
+        Calls::Plain(layer.f64),
+        x,
+        opts,
+        ctx,
+    )
+}
+
+/// [`run`] for a layer that receives the position ids of its rows (`f(X, pos)`): every
+/// permutation moves the positions with the tokens, `f(ΠX, Π pos) = Π f(X, pos)` — what a
+/// rotary layer satisfies, since its scores depend only on (token, position) pairs.
+///
+/// # Errors
+/// As [`run`]; `positions` of another length than X's rows.
+pub fn run_positioned(
+    layer: &PositionedLayer<'_>,
+    x: Input<'_>,
+    opts: &LayerCheckOptions,
+    ctx: &Context,
+) -> Result<LayerCheckReport> {
+    let n = x.dim().0;
+    if layer.positions.len() != n {
+        return Err(Error::shape(
+            "positions",
+            format!("{n} ids (one per row of X)"),
+            format!("{} ids", layer.positions.len()),
+        ));
+    }
+    run_calls(
+        Calls::Positioned(layer.f32, layer.positions),
+        Calls::Positioned(layer.f64, layer.positions),
+        x,
+        opts,
+        ctx,
+    )
+}
+
+fn run_calls(
+    f32s: Calls<'_, f32>,
+    f64s: Calls<'_, f64>,
     x: Input<'_>,
     opts: &LayerCheckOptions,
     ctx: &Context,
@@ -518,23 +593,49 @@ pub fn run(
         prefix,
     };
     let parts = match x {
-        Input::F32(v) => run_in(layer.f32, layer.f64, v, target, &perms, m, ctx)?,
-        Input::F64(v) => run_in(layer.f64, layer.f32, v, target, &perms, m, ctx)?,
+        Input::F32(v) => run_in(f32s, f64s, v, target, &perms, m, ctx)?,
+        Input::F64(v) => run_in(f64s, f32s, v, target, &perms, m, ctx)?,
     };
+    let c = parts.checked;
     let only_identity = perms.iter().all(Permutation::is_identity);
+    // An unmasked check that breaks, on a layer whose outputs never depend on later positions:
+    // it looks causal.
+    let looks_causal = prefix.is_none()
+        && c.report.verdict == crate::symmetry::Verdict::Breaks
+        && c.future.as_ref().is_some_and(|f| f.holds);
     let note = if only_identity {
         Some(crate::present::prose::only_identity(m))
-    } else if parts.negative_held {
+    } else if looks_causal {
+        Some(crate::present::prose::looks_causal())
+    } else if c.negative_held {
         Some(crate::present::prose::negative_control_held())
     } else {
         None
     };
-    let (diagnosis, diagnosis_unavailable) = match parts.diagnosis {
+    let (diagnosis, diagnosis_unavailable) = match c.diagnosis {
         Ok(d) => (Some(d), None),
-        Err(why) => (None, Some(why)),
+        Err(e) => (
+            None,
+            Some(crate::present::prose::diagnosis_unavailable(
+                match x.dtype() {
+                    Dtype::F32 => Dtype::F64,
+                    _ => Dtype::F32,
+                },
+                &e,
+            )),
+        ),
     };
+    let mut check = CheckSummary::new(c.report, permutations);
+    let future_independence = if prefix.is_some() { c.future } else { None };
+    if let Some(fut) = &future_independence {
+        // The causal check holds when both halves do.
+        if check.verdict != crate::symmetry::Verdict::Undecided && !fut.holds {
+            check.holds = false;
+            check.verdict = crate::symmetry::Verdict::Breaks;
+        }
+    }
     Ok(LayerCheckReport {
-        check: CheckSummary::new(parts.report, permutations),
+        check,
         mask: opts.mask,
         readout: opts.readout,
         dtype: x.dtype(),
@@ -542,11 +643,13 @@ pub fn run(
         dim: d,
         output_dim: parts.output_dim,
         prefix,
-        controls: parts.controls,
+        controls: c.controls,
         diagnosis,
         diagnosis_unavailable,
         note,
         worst_difference: parts.difference,
+        future_independence,
+        looks_causal,
     })
 }
 
@@ -557,6 +660,7 @@ mod tests {
     use crate::api::layer_input::LayerInput;
     use crate::layer::{InputSpec, LayerSpec, PosKind};
     use crate::rng::RngKind;
+    use crate::ErrorKind;
 
     /// The CLI's layer for `LayerInput` `a`, as a caller's function in both precisions, run
     /// through [`run`], next to `attnlab equivariance` on the same request.
@@ -858,5 +962,238 @@ mod tests {
         assert!(r.holds);
         assert!(!r.controls[1].ok);
         assert!(r.note.unwrap().contains("negative control"));
+    }
+
+    fn both_precisions<'a>(
+        f32_layer: &'a LayerFn<'a, f32>,
+        f64_layer: &'a LayerFn<'a, f64>,
+    ) -> UserLayer<'a> {
+        UserLayer {
+            f32: f32_layer,
+            f64: f64_layer,
+        }
+    }
+
+    /// A layer computing in float32 whatever its input (transformers' eager softmax with
+    /// `dtype=torch.float32`): in f64 its error is float32 round-off, which does not fall with
+    /// the input's precision. Reported as lower precision, holding to float32's tolerance.
+    #[test]
+    fn a_layer_computing_in_f32_holds_to_float32_precision_not_structural() {
+        let inputs = InputSpec {
+            rng: RngKind::Numpy,
+            n: Some(6),
+            dim: Some(8),
+            ..InputSpec::default()
+        }
+        .build()
+        .unwrap();
+        let spec = LayerSpec::default();
+        let f32_layer = spec.build::<f32>(&inputs).unwrap();
+        let inner = &f32_layer;
+        let via32 =
+            move |x: ArrayView2<f64>| Ok(inner(x.mapv(|v| v as f32).view())?.mapv(f64::from));
+        let layer = both_precisions(&**inner, &via32);
+        let r = run(
+            &layer,
+            Input::F64(inputs.x.view()),
+            &LayerCheckOptions::default(),
+            &Context::default(),
+        )
+        .unwrap();
+        let d = r.diagnosis.clone().unwrap();
+        assert_eq!(
+            d.conclusion,
+            experiment::Conclusion::LowerPrecision,
+            "{d:?}"
+        );
+        assert_eq!(d.internal, Some(Dtype::F32));
+        // The error is f32 round-off: above the f64 tolerance, within float32's.
+        // The tolerance was re-sized from eps64 to eps32 (same n + d and scale).
+        let tol64 = r.tolerance * f64::EPSILON / f64::from(f32::EPSILON);
+        assert!(
+            r.max_abs_error > 1e3 * tol64,
+            "{} vs {tol64}",
+            r.max_abs_error
+        );
+        assert!(r.holds && r.margin < 1.0, "{r:?}");
+        // The same layer in f32: its own precision; the f64 copy does not help — lower
+        // precision again, never "structural" next to "holds".
+        let x32 = inputs.x.mapv(|v| v as f32);
+        let r32 = run(
+            &layer,
+            Input::F32(x32.view()),
+            &Default::default(),
+            &Context::default(),
+        )
+        .unwrap();
+        assert!(r32.holds);
+        assert_eq!(
+            r32.diagnosis.unwrap().conclusion,
+            experiment::Conclusion::LowerPrecision
+        );
+        // attnlab's own f64 layer is round-off (the conclusion the CLI gives).
+        let f64_layer = spec.build::<f64>(&inputs).unwrap();
+        let own = both_precisions(&**inner, &*f64_layer);
+        let r = run(
+            &own,
+            Input::F64(inputs.x.view()),
+            &Default::default(),
+            &Context::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            r.diagnosis.unwrap().conclusion,
+            experiment::Conclusion::RoundOff
+        );
+    }
+
+    /// f(X) ≠ f(X): nondeterminism, no verdict on symmetry.
+    #[test]
+    fn a_nondeterministic_layer_gets_no_verdict() {
+        let calls = std::cell::Cell::new(0u32);
+        // Row-wise (so symmetric), plus a different perturbation at every call (dropout-like).
+        let noisy64 = |h: ArrayView2<f64>| {
+            calls.set(calls.get() + 1);
+            let k = f64::from(calls.get() % 7) * 1e-3;
+            Ok(h.mapv(|v| v.tanh() + k))
+        };
+        let noisy32 = |h: ArrayView2<f32>| Ok(h.mapv(|v| v.tanh()));
+        let layer = both_precisions(&noisy32, &noisy64);
+        let x = course().x;
+        let r = run(
+            &layer,
+            Input::F64(x.view()),
+            &Default::default(),
+            &Context::default(),
+        )
+        .unwrap();
+        assert!(!r.controls[0].ok, "{:?}", r.controls);
+        assert_eq!(r.verdict, crate::symmetry::Verdict::Undecided);
+        assert!(!r.holds);
+        let d = r.diagnosis.unwrap();
+        assert_eq!(d.conclusion, experiment::Conclusion::Nondeterministic);
+        assert!(d.explanation().contains("eval"), "{}", d.explanation());
+    }
+
+    /// The causal check fails for an unmasked and an anti-causal layer (future leakage), holds
+    /// for a causal one; an unmasked check of the causal layer says it looks causal.
+    #[test]
+    fn mask_causal_catches_future_leakage() {
+        let inputs = course();
+        let causal_spec = LayerSpec {
+            mask: Mask::Causal,
+            ..LayerSpec::default()
+        };
+        let bare = LayerSpec::default();
+        let c64 = causal_spec.build::<f64>(&inputs).unwrap();
+        let c32 = causal_spec.build::<f32>(&inputs).unwrap();
+        let b64 = bare.build::<f64>(&inputs).unwrap();
+        let b32 = bare.build::<f32>(&inputs).unwrap();
+        // Anti-causal: the causal layer on the reversed sequence, reversed back (query i sees j ≥ i).
+        let rev = Permutation::new((0..5).rev().collect()).unwrap();
+        let a64 = |h: ArrayView2<f64>| rev.apply_rows(c64(rev.apply_rows(h)?.view())?.view());
+        let a32 = |h: ArrayView2<f32>| rev.apply_rows(c32(rev.apply_rows(h)?.view())?.view());
+        let causal = LayerCheckOptions {
+            mask: Mask::Causal,
+            ..Default::default()
+        };
+        let ctx = Context::default();
+        let x = Input::F64(inputs.x.view());
+        let r = run(&both_precisions(&*c32, &*c64), x, &causal, &ctx).unwrap();
+        assert!(r.holds, "{r:?}");
+        let fut = r.future_independence.as_ref().unwrap();
+        assert!(fut.holds && fut.max_abs_error == 0.0, "{fut:?}");
+        for (name, layer) in [
+            ("unmasked", both_precisions(&*b32, &*b64)),
+            ("anti-causal", both_precisions(&a32, &a64)),
+        ] {
+            let r = run(&layer, x, &causal, &ctx).unwrap();
+            let fut = r.future_independence.as_ref().unwrap();
+            assert!(!r.holds && !fut.holds, "{name}: {r:?}");
+            // Far beyond round-off: changing the future moves the past by O(1).
+            assert!(fut.margin > 1e6, "{name}: {}", fut.margin);
+        }
+        // Unmasked check of the causal layer: breaks, and it looks causal.
+        let r = run(&both_precisions(&*c32, &*c64), x, &Default::default(), &ctx).unwrap();
+        assert!(!r.holds && r.looks_causal, "{r:?}");
+        assert!(r.note.unwrap().contains("mask=\"causal\""));
+        // The bare layer breaks nothing; a rope layer breaks but is not causal.
+        let rope = LayerSpec {
+            pos: PosKind::Rope,
+            ..LayerSpec::default()
+        };
+        let r64 = rope.build::<f64>(&inputs).unwrap();
+        let r32 = rope.build::<f32>(&inputs).unwrap();
+        let r = run(&both_precisions(&*r32, &*r64), x, &Default::default(), &ctx).unwrap();
+        assert!(!r.holds && !r.looks_causal, "{r:?}");
+    }
+
+    /// A rope layer holds when the positions move with the tokens, and breaks when they do not.
+    #[test]
+    fn a_rope_layer_holds_with_positions_moved() {
+        let inputs = course();
+        let rope = LayerSpec {
+            pos: PosKind::Rope,
+            move_positions: true,
+            ..LayerSpec::default()
+        };
+        let f64_at = rope.build_at::<f64>(&inputs).unwrap();
+        let f32_at = rope.build_at::<f32>(&inputs).unwrap();
+        // f(X, pos): the spec's rotary positions are the row ids it is told.
+        let g64 = |h: ArrayView2<f64>, p: &[i64]| {
+            let at: Vec<usize> = p.iter().map(|&i| i as usize).collect();
+            f64_at(h, &at)
+        };
+        let g32 = |h: ArrayView2<f32>, p: &[i64]| {
+            let at: Vec<usize> = p.iter().map(|&i| i as usize).collect();
+            f32_at(h, &at)
+        };
+        let positions: Vec<i64> = (0..5).collect();
+        let layer = PositionedLayer {
+            f32: &g32,
+            f64: &g64,
+            positions: &positions,
+        };
+        let r = run_positioned(
+            &layer,
+            Input::F64(inputs.x.view()),
+            &Default::default(),
+            &Context::default(),
+        )
+        .unwrap();
+        assert!(r.holds, "{r:?}");
+        assert!(r.controls.iter().all(|c| c.ok), "{:?}", r.controls);
+        assert_eq!(
+            r.diagnosis.unwrap().conclusion,
+            experiment::Conclusion::RoundOff
+        );
+        // Fixed positions: breaks, structurally.
+        let fixed = |h: ArrayView2<f64>| f64_at(h, &[0, 1, 2, 3, 4]);
+        let fixed32 = |h: ArrayView2<f32>| f32_at(h, &[0, 1, 2, 3, 4]);
+        let r = run(
+            &both_precisions(&fixed32, &fixed),
+            Input::F64(inputs.x.view()),
+            &Default::default(),
+            &Context::default(),
+        )
+        .unwrap();
+        assert!(!r.holds);
+        assert_eq!(
+            r.diagnosis.unwrap().conclusion,
+            experiment::Conclusion::Structural
+        );
+        // A wrong number of positions is refused.
+        let short = PositionedLayer {
+            positions: &positions[..3],
+            ..layer
+        };
+        let e = run_positioned(
+            &short,
+            Input::F64(inputs.x.view()),
+            &Default::default(),
+            &Context::default(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("positions"), "{e}");
     }
 }

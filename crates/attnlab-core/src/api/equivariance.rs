@@ -3,6 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The checker on a real trained layer (`--model`).
+pub mod model;
+
 use super::layer_input::{forward_budget, inputs_bytes, LayerInput};
 use super::value::List;
 use super::{Context, Outcome};
@@ -41,6 +44,15 @@ pub struct EquivarianceRequest {
     /// Also report the course's product for the one given `perm`: f(ΠX), Π f(X) and their
     /// difference entry by entry (equivariance only, no readout).
     pub product: bool,
+    /// Move the rotary positions with the tokens (`pos = rope`): row i of ΠX holds token
+    /// perm[i] at its own position perm[i], so a rope layer is equivariant again (its scores
+    /// depend only on the (token, position) pairs).
+    pub move_positions: bool,
+    /// A real trained model (a GGUF file, `smollm2-135m`, a Hugging Face directory): check its
+    /// layer `model_layer`'s attention on the hidden states entering it.
+    pub model: Option<String>,
+    /// With `model`: the decoder layer (0-based; the CLI's `--layer L`), default 0.
+    pub model_layer: Option<usize>,
 }
 
 impl Default for EquivarianceRequest {
@@ -54,6 +66,9 @@ impl Default for EquivarianceRequest {
             samples: None,
             perm_seed: None,
             product: false,
+            move_positions: false,
+            model: None,
+            model_layer: None,
         }
     }
 }
@@ -78,11 +93,12 @@ pub struct Product {
 
 /// f(ΠX), Π f(X) and their difference for the layer `spec` in precision `T`.
 fn product_in<T: Real>(spec: &LayerSpec, inputs: &Inputs, p: &Permutation) -> Result<Product> {
-    let f = spec.build::<T>(inputs)?;
+    let f = spec.build_at::<T>(inputs)?;
     let x = inputs.x.mapv(T::from_f64);
     let wide = |a: &Array2<T>| a.mapv(Real::to_f64);
-    let f_of_permuted = wide(&f(p.apply_rows(x.view())?.view())?);
-    let permuted_f = wide(&p.apply_rows(f(x.view())?.view())?);
+    let id: Vec<usize> = (0..x.nrows()).collect();
+    let f_of_permuted = wide(&f(p.apply_rows(x.view())?.view(), p.as_slice())?);
+    let permuted_f = wide(&p.apply_rows(f(x.view(), &id)?.view())?);
     let difference = &f_of_permuted - &permuted_f;
     Ok(Product {
         perm: p.as_slice().to_vec(),
@@ -126,9 +142,15 @@ pub struct EquivarianceReport {
     pub diagnosis: Diagnosis,
     /// A caveat about what the check can show (e.g. n = 1 has only the identity).
     pub note: Option<String>,
+    /// Whether the rotary positions moved with the tokens (`move_positions`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub move_positions: bool,
     /// The course's product f(ΠX), Π f(X) and their difference (with `product`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub product: Option<Product>,
+    /// The real layer checked (with `model`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<model::ModelLayer>,
     /// Where the time went (seconds per part): measurements of this run, not results — they
     /// vary from run to run.
     pub timings: EquivarianceTimings,
@@ -220,7 +242,7 @@ impl EquivarianceReport {
 }
 
 /// How many permutations a request over n positions compares.
-fn permutation_count(req: &EquivarianceRequest, n: usize) -> u64 {
+pub(crate) fn permutation_count(req: &EquivarianceRequest, n: usize) -> u64 {
     let factorial = (1..=limits::u(n).min(21)).fold(1u64, |p, k| p.saturating_mul(k));
     match (&req.perm, req.exhaustive, req.samples) {
         (Some(_), _, _) => 1,
@@ -259,6 +281,12 @@ pub fn budget_for(n: usize, d: usize, heads: usize, perms: u64) -> Budget {
 
 /// The budget of a request, from what it declares (see [`LayerInput::declared_shape`]).
 pub fn budget(req: &EquivarianceRequest) -> Budget {
+    if req.model.is_some() {
+        // The checkpoint's shapes are known only once it is opened: the run checks its own
+        // budget then (the loader holds the weights to the memory limit).
+        let n = req.input.n.unwrap_or(crate::layer::defaults::N);
+        return budget_for(n, 1, 1, permutation_count(req, n));
+    }
     let (n, d) = req.input.declared_shape();
     budget_for(n, d, req.input.heads, permutation_count(req, n))
 }
@@ -269,6 +297,16 @@ pub fn budget(req: &EquivarianceRequest) -> Budget {
 /// Bad options (see [`LayerInput::inputs`]), a permutation of the wrong length, conflicting
 /// permutation choices, requests over `ctx.limits`.
 pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceReport> {
+    if let Some(m) = &req.model {
+        return model::run(m, req, ctx);
+    }
+    if req.model_layer.is_some() {
+        return Err(Error::invalid(
+            "--layer",
+            "a layer index",
+            "attention or rnn (a layer index needs --model)",
+        ));
+    }
     let start = std::time::Instant::now();
     let a = &req.input;
     PermChoice::at_most_one(
@@ -294,7 +332,17 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
     )?;
     let inputs = spec.build()?;
     let n = inputs.x.nrows();
-    let spec = a.spec(req.layer, req.readout);
+    if req.move_positions && a.pos != PosKind::Rope {
+        return Err(Error::invalid(
+            "--move-positions",
+            format!("with --pos {}", a.pos),
+            "--pos rope (the rotary positions are what moves with the tokens)",
+        ));
+    }
+    let spec = LayerSpec {
+        move_positions: req.move_positions,
+        ..a.spec(req.layer, req.readout)
+    };
     let perm_seed = req.perm_seed.unwrap_or(a.seed);
     let given = match &req.perm {
         Some(p) => Some(vec![Permutation::parse(&p.joined(), n)?]),
@@ -376,8 +424,10 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
         controls: result.controls,
         diagnosis: result.diagnosis,
         note,
+        move_positions: req.move_positions,
         product,
         timings,
+        model: None,
     })
 }
 

@@ -50,7 +50,7 @@ impl Default for LayerInput {
             dim: None,
             heads: 1,
             seed: 0,
-            rng: RngKind::Numpy,
+            rng: crate::layer::defaults::RNG,
             blocks: None,
             mask: Mask::None,
             pos: PosKind::None,
@@ -60,8 +60,8 @@ impl Default for LayerInput {
     }
 }
 
-/// The default scale of the index signal.
-pub const DEFAULT_INDEX_SCALE: f64 = 0.1;
+/// The default scale of the index signal ([`crate::layer::defaults::INDEX_SCALE`]).
+pub const DEFAULT_INDEX_SCALE: f64 = crate::layer::defaults::INDEX_SCALE;
 
 impl LayerInput {
     /// The index signal's scale (0.1 unless given).
@@ -104,8 +104,10 @@ impl LayerInput {
             return (r, c);
         }
         (
-            self.n.unwrap_or(4),
-            self.dim.or(dims("Wq").map(|(r, _)| r)).unwrap_or(4),
+            self.n.unwrap_or(crate::layer::defaults::N),
+            self.dim
+                .or(dims("Wq").map(|(r, _)| r))
+                .unwrap_or(crate::layer::defaults::DIM),
         )
     }
 

@@ -143,6 +143,18 @@ impl<T: Real> Attention<T> {
             ));
         }
         if wk.dim() != wq.dim() {
+            // Blame the odd one out: a Wq whose rows differ from Wk's and Wv's (which agree).
+            if wq.nrows() != wk.nrows() && wk.nrows() == wv.nrows() {
+                return Err(Error::shape(
+                    "Wq",
+                    format!(
+                        "{} rows (like Wk and Wv) × {} columns",
+                        wk.nrows(),
+                        wk.ncols()
+                    ),
+                    shape(&wq),
+                ));
+            }
             return Err(Error::shape("Wk", shape(&wq), shape(&wk)));
         }
         if wv.nrows() != d {

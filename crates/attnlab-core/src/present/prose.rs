@@ -28,6 +28,38 @@ pub fn tolerance_derivation(
     )
 }
 
+impl crate::symmetry::Tolerance {
+    /// The formula with its numbers, in words ([`tolerance_derivation`]).
+    pub fn derivation(&self) -> String {
+        tolerance_derivation(self.k, self.eps, self.n, self.d, self.scale, self.value)
+    }
+}
+
+/// A tolerance as the reports carry it: its numbers and the derivation sentence.
+impl serde::Serialize for crate::symmetry::Tolerance {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("Tolerance", 6)?;
+        s.serialize_field("value", &self.value)?;
+        s.serialize_field("k", &self.k)?;
+        s.serialize_field("eps", &self.eps)?;
+        s.serialize_field("growth", &self.growth)?;
+        s.serialize_field("scale", &self.scale)?;
+        s.serialize_field("derivation", &self.derivation())?;
+        s.end()
+    }
+}
+
+/// A largest ulp distance as reports show it: the count, or "opposite signs" when the worst
+/// pair differs in sign ([`crate::symmetry::OPPOSITE_SIGNS`]).
+pub fn ulps(max_ulps: u64) -> String {
+    if max_ulps == crate::symmetry::OPPOSITE_SIGNS {
+        "opposite signs".into()
+    } else {
+        max_ulps.to_string()
+    }
+}
+
 /// The note of a check whose permutations are all the identity: one token has no other
 /// permutation; for n ≥ 2 the identity was chosen (`--perm 0,1,2,3`), though others exist.
 pub fn only_identity(n: usize) -> String {
@@ -47,7 +79,11 @@ pub fn index_list(items: &[usize]) -> String {
 impl crate::experiment::Diagnosis {
     /// One sentence saying why the error is round-off, structure or exact ([`diagnosis`]).
     pub fn explanation(&self) -> String {
-        diagnosis(self.conclusion, self.ratio, self.eps_ratio)
+        use crate::experiment::Conclusion;
+        match (self.conclusion, self.internal) {
+            (Conclusion::LowerPrecision, Some(p)) => lower_precision(p),
+            _ => diagnosis(self.conclusion, self.ratio, self.eps_ratio),
+        }
     }
 }
 
@@ -63,6 +99,9 @@ impl serde::Serialize for crate::experiment::Diagnosis {
         s.serialize_field("eps_ratio", &self.eps_ratio)?;
         s.serialize_field("conclusion", &self.conclusion)?;
         s.serialize_field("explanation", &self.explanation())?;
+        if let Some(p) = self.internal {
+            s.serialize_field("internal_dtype", &p)?;
+        }
         s.end()
     }
 }
@@ -88,6 +127,8 @@ pub fn diagnosis(conclusion: crate::experiment::Conclusion, ratio: f64, eps_rati
         }
     };
     match conclusion {
+        Conclusion::Nondeterministic => "the identity control failed: f(X) ≠ f(X), the same input gave another output, so the layer is nondeterministic and no difference under a permutation says anything about symmetry (no verdict); put the module in eval mode (model.eval(): dropout off) and fix the seeds (torch.manual_seed) before checking".into(),
+        Conclusion::LowerPrecision => lower_precision(crate::Dtype::F32),
         Conclusion::Exact => "both precisions give identical results: the transformation reorders no arithmetic at all".into(),
         Conclusion::Structural => format!(
             "the error barely changes from f32 to f64 (it shrinks by a factor {}, while f64 is {} times more precise): the error did not shrink with the precision, so it is a real difference — the layer is not symmetric",
@@ -107,6 +148,24 @@ pub fn diagnosis(conclusion: crate::experiment::Conclusion, ratio: f64, eps_rati
     }
 }
 
+/// The diagnosis of a layer that computes internally in the lower precision `p`.
+pub fn lower_precision(p: crate::Dtype) -> String {
+    let name = precision_name(p);
+    format!(
+        "the error does not fall from f32 to f64, but it sits at {name} round-off in both: the property holds to {name} precision; the layer computes internally in {name} (e.g. a softmax run with dtype=torch.float32), not structure — the tolerance is sized for {name}"
+    )
+}
+
+/// A dtype as numpy and torch spell it (float32, bfloat16).
+pub fn precision_name(p: crate::Dtype) -> &'static str {
+    match p {
+        crate::Dtype::F32 => "float32",
+        crate::Dtype::F64 => "float64",
+        crate::Dtype::F16 => "float16",
+        crate::Dtype::Bf16 => "bfloat16",
+    }
+}
+
 /// Why a caller's layer has no f32/f64 diagnosis: it failed on the `other` precision's copy of X.
 pub fn diagnosis_unavailable(other: crate::Dtype, error: &crate::Error) -> String {
     let name = match other {
@@ -117,6 +176,12 @@ pub fn diagnosis_unavailable(other: crate::Dtype, error: &crate::Error) -> Strin
     format!(
         "the layer failed on the {name} copy of X, so round-off cannot be told from structure by comparing precisions ({error})"
     )
+}
+
+/// The note of an unmasked check that broke on a layer whose outputs never depend on later
+/// positions.
+pub fn looks_causal() -> String {
+    "the layer looks causal: the check broke, but no output moved when the tokens after it changed (the dependence pattern is lower-triangular); check what a causal layer guarantees with mask=\"causal\" (transformers' sdpa attention is causal when attention_mask is None)".into()
 }
 
 /// The note of a check whose negative control did not break.

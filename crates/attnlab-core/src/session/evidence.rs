@@ -195,7 +195,7 @@ impl Evidence {
             equation: r.equation.clone(),
             max_abs_error: r.max_abs_error,
             tolerance: r.tolerance,
-            tolerance_derivation: r.tolerance_detail.derivation.clone(),
+            tolerance_derivation: r.tolerance_detail.derivation(),
             margin: r.margin,
             verdict: r.verdict,
         }

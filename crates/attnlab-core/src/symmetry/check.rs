@@ -50,6 +50,9 @@ crate::choice! {
         Holds = "holds",
         /// Some entry exceeds the tolerance.
         Breaks = "breaks",
+        /// No verdict: the layer is nondeterministic (f(X) ≠ f(X)), so a difference under a
+        /// permutation says nothing about symmetry.
+        Undecided = "undecided",
     }
 }
 
@@ -75,7 +78,10 @@ impl Verdict {
 /// `eps · (n + d)` relative to the output scale `max |f(H)|`. `k = 8` leaves room for the few
 /// roundings per term (product, addition, exp, division); anything structural exceeds it by
 /// orders of magnitude (see the margins of the deliberately broken layers in the tests).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+///
+/// Typed data only: the sentence with the numbers (`derivation`, and the JSON field of that
+/// name) is written at the report boundary, `present::prose`, which also serialises it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Tolerance {
     /// The absolute tolerance on any entry.
     pub value: f64,
@@ -87,8 +93,10 @@ pub struct Tolerance {
     pub growth: f64,
     /// The output scale max |f(H)| (at least the smallest positive normal).
     pub scale: f64,
-    /// The formula with its numbers, in words.
-    pub derivation: String,
+    /// Sequence length n.
+    pub n: usize,
+    /// Input width d.
+    pub d: usize,
 }
 
 impl Tolerance {
@@ -97,7 +105,12 @@ impl Tolerance {
 
     /// `k · eps · (n + d) · scale` for a layer of dtype `T` on an n × d input.
     pub fn for_layer<T: Real>(n: usize, d: usize, scale: f64) -> Self {
-        let eps = T::EPSILON.to_f64();
+        Self::for_eps(T::EPSILON.to_f64(), n, d, scale)
+    }
+
+    /// `k · eps · (n + d) · scale` for a layer whose arithmetic has machine epsilon `eps`
+    /// (a lower internal precision than its input's: [`crate::experiment::Conclusion::LowerPrecision`]).
+    pub fn for_eps(eps: f64, n: usize, d: usize, scale: f64) -> Self {
         let scale = scale.max(f64::MIN_POSITIVE);
         let growth = (n + d) as f64;
         let value = Self::K * eps * growth * scale;
@@ -107,14 +120,8 @@ impl Tolerance {
             eps,
             growth,
             scale,
-            derivation: crate::present::prose::tolerance_derivation(
-                Self::K,
-                eps,
-                n,
-                d,
-                scale,
-                value,
-            ),
+            n,
+            d,
         }
     }
 }
@@ -149,7 +156,8 @@ pub struct CheckReport {
     pub max_abs_error: f64,
     /// max |lhs − rhs| / max |rhs| (normwise relative error of the worst transformation).
     pub max_rel_error: f64,
-    /// Largest distance in units in the last place of the layer's dtype.
+    /// Largest distance in units in the last place of the layer's dtype ([`OPPOSITE_SIGNS`]
+    /// when the worst pair differs in sign).
     pub max_ulps: u64,
     /// The absolute tolerance used.
     pub tolerance: f64,
@@ -164,6 +172,10 @@ pub struct CheckReport {
     /// The layer's dtype.
     pub dtype: crate::Dtype,
 }
+
+/// The `max_ulps` of a comparison whose worst pair of values differs in sign (`u64::MAX`): no
+/// distance in ulps means anything there; reports say "opposite signs".
+pub const OPPOSITE_SIGNS: u64 = u64::MAX;
 
 /// Entry-by-entry comparison of two arrays of the same shape, in `f64`.
 #[derive(Debug, Clone, PartialEq)]
@@ -240,7 +252,15 @@ impl DiffAcc {
             self.max_abs = if e.is_nan() { f64::INFINITY } else { e };
             self.at = (i, j);
         }
-        self.max_ulps = self.max_ulps.max(T::ulps_between(x, y));
+        // Values of opposite signs have no meaningful distance in ulps (counting through zero
+        // gives ~2⁶³ for numbers near 1): recorded as [`OPPOSITE_SIGNS`].
+        let (xf, yf) = (x.to_f64(), y.to_f64());
+        let ulps = if xf != 0.0 && yf != 0.0 && (xf < 0.0) != (yf < 0.0) {
+            OPPOSITE_SIGNS
+        } else {
+            T::ulps_between(x, y)
+        };
+        self.max_ulps = self.max_ulps.max(ulps);
         self.b_max = self.b_max.max(y.to_f64().abs());
     }
 

@@ -12,7 +12,10 @@ pub use check::{
     check_equivariance, check_future_independence, check_invariance, check_prefix_invariance,
     check_weight_equivariance, check_weight_equivariance_heads, compare, compare_by,
     ensure_finite_values, CheckReport, Diff, DiffStats, Property, Tolerance, Verdict, Worst,
-    LAYER_OUTPUT,
+    LAYER_OUTPUT, OPPOSITE_SIGNS,
 };
 pub use permutation::Permutation;
-pub use shared::{identity_check, shared_pass, Forward, LayerInto, Pass, PassTimes, Perms};
+pub use shared::{
+    future_pass, identity_check, identity_recomputed, shared_pass, shared_pass_at, Forward,
+    LayerAt, LayerInto, Pass, PassTimes, Perms,
+};

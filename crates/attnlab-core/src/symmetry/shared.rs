@@ -151,7 +151,32 @@ pub fn shared_pass<T: Real>(
     property: Property,
     tick: &mut dyn FnMut(usize) -> Result<()>,
 ) -> Result<Pass<T>> {
+    let mut at = |x: ArrayView2<T>, _: &[usize], out: &mut Forward<T>| forward(x, out);
+    shared_pass_at(&mut at, h, perms, skip_identity, property, 0, tick)
+}
+
+/// A layer that also receives the original positions its rows hold: row i of `ΠH` is token
+/// `perm[i]` (the identity for `H`), so a layer given positions can move them with the tokens.
+pub type LayerAt<'a, T> = dyn FnMut(ArrayView2<T>, &[usize], &mut Forward<T>) -> Result<()> + 'a;
+
+/// [`shared_pass`] on a layer that receives each input's permutation ([`LayerAt`]), comparing
+/// only the output rows from `rows_from` on (the causal prefix check: [`Property::PrefixInvariance`]
+/// compares `f(Π_<t H)[t..]` with `f(H)[t..]`, permutations of all n positions that fix rows
+/// ≥ t; the tolerance is sized on the whole `f(H)`, as [`super::check_prefix_invariance`]).
+///
+/// # Errors
+/// As [`shared_pass`]; `rows_from` ≥ the output's rows.
+pub fn shared_pass_at<T: Real>(
+    forward: &mut LayerAt<'_, T>,
+    h: ArrayView2<T>,
+    perms: Perms<'_>,
+    skip_identity: bool,
+    property: Property,
+    rows_from: usize,
+    tick: &mut dyn FnMut(usize) -> Result<()>,
+) -> Result<Pass<T>> {
     let (n, d) = h.dim();
+    let identity: Vec<usize> = (0..n).collect();
     if let Perms::List(l) = perms {
         super::check::need_perms(l, n)?;
     } else if perms.is_empty() {
@@ -174,7 +199,7 @@ pub fn shared_pass<T: Real>(
     let t = Instant::now();
     tick(0)?;
     let mut base = Forward::empty();
-    forward(h, &mut base)?;
+    forward(h, &identity, &mut base)?;
     ensure_finite(&base.output)?;
     for b in &base.weights {
         ensure_finite(b)?;
@@ -191,7 +216,7 @@ pub fn shared_pass<T: Real>(
         for (i, &pi) in p.iter().enumerate() {
             px.row_mut(i).assign(&h.row(pi));
         }
-        forward(px.view(), &mut out)?;
+        forward(px.view(), p, &mut out)?;
         ensure_finite(&out.output)?;
         times.forwards += t.elapsed().as_secs_f64();
         let t = Instant::now();
@@ -204,9 +229,23 @@ pub fn shared_pass<T: Real>(
             ));
         }
         let equi = property == Property::Equivariance;
-        let row = |i: usize| if equi { p[i] } else { i };
-        let s = compare_by(lo.dim(), |i, j| lo[[i, j]], |i, j| bo[[row(i), j]]);
-        record(&mut main, p, &s, lo[s.at], bo[[row(s.at.0), s.at.1]]);
+        let row = |i: usize| if equi { p[i] } else { i + rows_from };
+        if rows_from >= lo.nrows() && rows_from > 0 {
+            return Err(Error::invalid(
+                "compared rows",
+                format!("from {rows_from}"),
+                format!("fewer than the output's {} rows", lo.nrows()),
+            ));
+        }
+        let rows = (lo.nrows() - rows_from, lo.ncols());
+        let s = compare_by(rows, |i, j| lo[[i + rows_from, j]], |i, j| bo[[row(i), j]]);
+        let at = (s.at.0 + rows_from, s.at.1);
+        main.add_stats(
+            p,
+            &s,
+            (lo[at].to_f64(), bo[[row(s.at.0), s.at.1]].to_f64()),
+            rows_from,
+        );
         times.outputs += t.elapsed().as_secs_f64();
         let t = Instant::now();
         if out.weights.len() != base.weights.len() {
@@ -307,6 +346,87 @@ pub fn identity_check<T: Real>(pass: &Pass<T>, n: usize) -> CheckReport {
     let id: Vec<usize> = (0..n).collect();
     record(&mut tr, &id, &s, b[s.at], b[s.at]);
     tr.finish::<T>(pass.report.property, pass.report.tolerance_detail.clone())
+}
+
+/// The positive control recomputed: `f(H)` once more, compared with the pass's own `f(H)` (rows
+/// from `rows_from` on). A caller's layer may not be deterministic (dropout in training mode,
+/// unseeded noise): then the same input gives another output and this control fails.
+///
+/// # Errors
+/// Whatever `forward` returns, a non-finite result, or a result of another shape.
+pub fn identity_recomputed<T: Real>(
+    forward: &mut LayerAt<'_, T>,
+    h: ArrayView2<T>,
+    pass: &Pass<T>,
+    rows_from: usize,
+) -> Result<CheckReport> {
+    let n = h.nrows();
+    let id: Vec<usize> = (0..n).collect();
+    let mut again = Forward::empty();
+    forward(h, &id, &mut again)?;
+    ensure_finite(&again.output)?;
+    let (a, b) = (&again.output, &pass.base.output);
+    if a.dim() != b.dim() || rows_from > a.nrows() {
+        return Err(Error::shape(
+            "f(H) computed twice",
+            format!("{:?}", b.dim()),
+            format!("{:?}", a.dim()),
+        ));
+    }
+    let s = compare_by(
+        (a.nrows() - rows_from, a.ncols()),
+        |i, j| a[[i + rows_from, j]],
+        |i, j| b[[i + rows_from, j]],
+    );
+    let mut tr = Tracker::new(n);
+    let at = (s.at.0 + rows_from, s.at.1);
+    tr.add_stats(&id, &s, (a[at].to_f64(), b[at].to_f64()), rows_from);
+    Ok(tr.finish::<T>(pass.report.property, pass.report.tolerance_detail.clone()))
+}
+
+/// Future independence, the other half of what a causal layer promises: for every cut c of
+/// `cuts`, the outputs at positions before c do not move when the tokens at c and after
+/// change (each such row of `H` negated). Compares `f(H')[..c]` with the pass's own
+/// `f(H)[..c]`; one forward per cut; the tolerance is sized on `f(H)` as every check's.
+///
+/// # Errors
+/// Whatever `forward` returns, a non-finite result, a cut outside 1..n, or no cut.
+pub fn future_pass<T: Real>(
+    forward: &mut LayerAt<'_, T>,
+    h: ArrayView2<T>,
+    base: &Forward<T>,
+    cuts: &[usize],
+) -> Result<CheckReport> {
+    let (n, d) = h.dim();
+    if cuts.is_empty() || cuts.iter().any(|&c| c == 0 || c >= n) {
+        return Err(Error::invalid(
+            "cut position",
+            format!("{cuts:?}"),
+            format!("cuts in 1..{n} (positions before the cut are compared)"),
+        ));
+    }
+    let id: Vec<usize> = (0..n).collect();
+    let b = &base.output;
+    let mut tr = Tracker::new(n);
+    let mut out = Forward::empty();
+    for &c in cuts {
+        let mut changed = h.to_owned();
+        changed.slice_mut(ndarray::s![c.., ..]).mapv_inplace(|v| -v);
+        forward(changed.view(), &id, &mut out)?;
+        ensure_finite(&out.output)?;
+        let a = &out.output;
+        if a.dim() != b.dim() {
+            return Err(Error::shape(
+                "comparison",
+                format!("{:?}", b.dim()),
+                format!("{:?}", a.dim()),
+            ));
+        }
+        let s = compare_by((c, a.ncols()), |i, j| a[[i, j]], |i, j| b[[i, j]]);
+        tr.add_stats(&id, &s, (a[s.at].to_f64(), b[s.at].to_f64()), 0);
+    }
+    let tol = Tolerance::for_layer::<T>(n, d, max_abs(b));
+    Ok(tr.finish::<T>(Property::FutureIndependence, tol))
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
     True
 
 The checks are attnlab's (the Rust core the ``attnlab`` CLI runs): every permutation of up to
-six positions (else 100 random ones), a tolerance derived from the dtype and the sizes, the
+six positions (else 100 random ones, 20 for more than 256), a tolerance derived from the dtype and the sizes, the
 worst case with its margin, a positive and a negative control, and — by evaluating ``f`` in
 the other precision too — whether a difference is floating-point round-off or structure.
 """
@@ -97,6 +97,62 @@ def _option(name: str, value: Any) -> Optional[str]:
     raise TypeError(f"{name} must be a string or None; got {type(value).__name__} {value!r}")
 
 
+def _torch_layer(f: Any, X: Any, positioned: bool) -> Tuple[Callable[..., Any], Any]:
+    """A torch module, or a callable on tensors, as a layer on numpy arrays.
+
+    Returns ``(g, X)``: ``g`` converts each numpy input to a tensor of its dtype, calls ``f``
+    without gradients, and returns the result (the first element of a tuple, as torch's
+    attention modules return ``(output, weights)``) as a numpy array of the input's dtype.
+    A module is called through a copy in each precision (``copy.deepcopy(m).float()`` /
+    ``.double()``, in eval mode only if it already was), so the diagnosis can evaluate it
+    in the other precision; a plain callable gets tensors of each precision as they come.
+    ``X`` is returned as numpy (a tensor is detached and moved to the CPU).
+    """
+    import copy
+
+    import torch
+
+    if isinstance(X, torch.Tensor):
+        X = X.detach().cpu().numpy()
+    copies: Dict[Any, Any] = {}
+    is_module = isinstance(f, torch.nn.Module)
+
+    def module_for(dtype: Any) -> Any:
+        if not is_module:
+            return f
+        if dtype not in copies:
+            m = copy.deepcopy(f)
+            copies[dtype] = m.to(dtype)
+        return copies[dtype]
+
+    def g(H: np.ndarray, *pos: np.ndarray) -> np.ndarray:
+        t = torch.from_numpy(np.ascontiguousarray(H))
+        m = module_for(t.dtype)
+        args = [t] + [torch.from_numpy(np.asarray(p)) for p in pos]
+        with torch.no_grad():
+            out = m(*args)
+        if isinstance(out, (tuple, list)):
+            out = out[0]
+        if isinstance(out, torch.Tensor):
+            out = out.detach().cpu()
+            if out.dtype in (torch.float16, torch.bfloat16):
+                out = out.to(t.dtype)
+            out = out.numpy()
+        return out
+
+    return g, X
+
+
+def _is_torch(f: Any, X: Any) -> bool:
+    """Whether f is a torch module or X a torch tensor (torch imported by the caller)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    return isinstance(f, torch.nn.Module) or isinstance(X, torch.Tensor)
+
+
 def check_equivariance(
     f: Layer,
     X: ArrayLike,
@@ -108,39 +164,74 @@ def check_equivariance(
     readout: Optional[str] = None,
     mask: Optional[str] = None,
     prefix: Optional[int] = None,
+    positions: Optional[ArrayLike] = None,
 ) -> Report:
     """Check that ``f(X[p]) == f(X)[p]`` for permutations ``p`` of the rows of ``X``.
 
     ``f`` is any callable mapping an (n, d) array to an (n, d′) array of the same dtype: a
-    numpy function, or a torch module wrapped as
-    ``lambda H: m(torch.from_numpy(H)).detach().numpy()``. It is called with fresh arrays and
-    the GIL held.
+    numpy function, a ``torch.nn.Module``, or a callable on tensors (when ``X`` is a
+    ``torch.Tensor``). Torch inputs and outputs are converted for you (a tuple output's first
+    element is the output), and a module is copied to float32 and float64 so the diagnosis can
+    run it in the other precision. It is called with fresh arrays and the GIL held.
 
     Args:
         f: the layer under test.
-        X: the input, an (n, d) float32 or float64 array with finite entries. The check runs
-            in X's dtype; the diagnosis also evaluates ``f`` on the other precision's copy of X
-            (float64 for float32, float32 for float64).
+        X: the input, an (n, d) float32 or float64 array (or tensor) with finite entries. The
+            check runs in X's dtype; the diagnosis also evaluates ``f`` on the other precision's
+            copy of X (float64 for float32, float32 for float64).
         perms: one permutation (``[2, 0, 3, 1]``, numpy's ``X[perm]`` order) or a sequence of
-            them. Default: every permutation for n ≤ 6, else 100 random ones.
+            them. Default: every permutation for n ≤ 6, else 100 random ones (20 for
+            n > 256, where one forward pass is no longer instant).
         samples: check K random non-identity permutations instead.
         exhaustive: check all n! permutations (n ≤ 8).
         seed: seed of the random permutations (the CLI's ``--perm-seed``).
         readout: ``"mean"`` or ``"row:I"`` reads the output out first and checks invariance
             ``R(f(X[p])) == R(f(X))`` instead.
         mask: ``"causal"`` checks what a causal layer guarantees instead: permuting the first
-            t rows leaves the outputs at positions ≥ t unchanged.
+            t rows leaves the outputs at positions ≥ t unchanged, *and* no future leakage —
+            the outputs before a cut do not move when the tokens from the cut on change (an
+            unmasked or anti-causal layer fails it).
         prefix: t for ``mask="causal"`` (default n − 1).
+        positions: the position ids of X's rows (n ints). ``f`` is then called as
+            ``f(X, positions)`` and every permutation moves the positions with the tokens:
+            ``f(X[p], positions[p]) == f(X, positions)[p]`` — what a rotary (RoPE) layer
+            satisfies, since its scores depend only on (token, position) pairs.
 
     Returns:
         A :class:`Report`: ``.holds``, the errors in absolute terms and in ULPs, the derived
         tolerance and margin, the worst permutation and entry, the controls and the diagnosis.
+        Its conclusions beyond round-off and structure: ``"lower-precision"`` (the error sits
+        at float32 round-off in a float64 run — the layer computes internally in float32, as
+        transformers' eager softmax does — so it holds to float32 precision and the tolerance
+        is sized for float32), and ``"nondeterministic"`` (the identity control failed,
+        f(X) ≠ f(X): verdict ``"undecided"``; use ``model.eval()`` and fixed seeds). An
+        unmasked check that breaks on a layer whose outputs never depend on later positions
+        has ``looks_causal`` set and a note suggesting ``mask="causal"``.
 
     Raises:
         TypeError: ``f`` is not callable, X or f's output has the wrong dtype.
         ValueError: bad shapes, NaN/inf in X or in f's output, bad options.
         LayerError: ``f`` raised; the original exception is chained as ``__cause__``.
     """
+    if _is_torch(f, X):
+        f, X = _torch_layer(f, X, positions is not None)
+    pos = None
+    if positions is not None:
+        try:
+            import sys
+
+            torch = sys.modules.get("torch")
+            if torch is not None and isinstance(positions, torch.Tensor):
+                positions = positions.detach().cpu().numpy()
+            p = np.asarray(positions)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"positions must be a sequence of ints; got {positions!r}") from e
+        if p.ndim != 1 or (p.size and not np.issubdtype(p.dtype, np.integer)):
+            raise TypeError(
+                f"positions must be a 1-d sequence of ints (one per row of X); got shape "
+                f"{p.shape}, dtype {p.dtype}"
+            )
+        pos = [int(i) for i in p]
     rendered = _attnlab.check_layer(
         f,
         X,
@@ -151,6 +242,7 @@ def check_equivariance(
         _option("readout", readout),
         _option("mask", mask),
         _count("prefix", prefix),
+        pos,
     )
     return Report._from_rendered(rendered)
 

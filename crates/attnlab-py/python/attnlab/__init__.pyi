@@ -31,8 +31,15 @@ def check_equivariance(
     readout: Optional[str] = ...,
     mask: Optional[str] = ...,
     prefix: Optional[int] = ...,
+    positions: Optional[ArrayLike] = ...,
 ) -> Report:
-    """Check ``f(X[p]) == f(X)[p]`` with attnlab's tolerance, controls and diagnosis."""
+    """Check ``f(X[p]) == f(X)[p]`` with attnlab's tolerance, controls and diagnosis.
+
+    ``f`` may be a numpy function, a torch module or a callable on tensors; with
+    ``positions`` it is called as ``f(X, positions)`` and the positions move with the tokens.
+    Conclusions: round-off, structural, exact, lower-precision (holds to float32 precision;
+    the layer computes internally in float32) and nondeterministic (no verdict).
+    """
 
 def assert_equivariant(f: Layer, X: ArrayLike, **kwargs: Any) -> Report:
     """:func:`check_equivariance`, raising ``AssertionError`` with the report's text if it breaks."""

@@ -19,6 +19,7 @@ def check_layer(
     readout: Optional[str],
     mask: Optional[str],
     prefix: Optional[int],
+    positions: Optional[List[int]] = ...,
 ) -> Tuple[str, str, str]: ...
 def run_command(command: str, options: str) -> Tuple[str, str]: ...
 def attention(

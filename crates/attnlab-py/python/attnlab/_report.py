@@ -67,9 +67,14 @@ class Diagnosis:
     eps_ratio: float
     """eps(float32) / eps(float64), the ratio round-off shows (about 5.4e8)."""
     conclusion: str
-    """``"exact"``, ``"round-off"`` or ``"structural"``."""
+    """``"exact"``, ``"round-off"``, ``"structural"``, ``"lower-precision"`` (the layer
+    computes internally in a lower precision: ``internal_dtype``) or ``"nondeterministic"``
+    (the identity control failed: no verdict on symmetry)."""
     explanation: str
     """One sentence saying why."""
+    internal_dtype: Optional[str] = None
+    """The precision the layer computes in internally (``"f32"``, ``"f16"``, ``"bf16"``), for
+    ``"lower-precision"``."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +101,7 @@ class Report:
     holds: bool
     """Whether the property holds within the tolerance (the verdict as a bool)."""
     verdict: str
-    """``"holds"`` or ``"breaks"``."""
+    """``"holds"``, ``"breaks"`` or ``"undecided"`` (a nondeterministic layer)."""
     property: str
     """``"equivariance"``, ``"invariance"`` or ``"prefix_invariance"``."""
     equation: str
@@ -143,6 +148,12 @@ class Report:
     """A caveat about what the check can show."""
     worst_difference: DifferenceMap
     """The worst permutation's difference, for the heat map."""
+    future_independence: Optional[Dict[str, Any]]
+    """``mask="causal"``: the check that outputs before a cut do not move when the tokens
+    from the cut on change (its JSON: verdict, errors, tolerance, margin)."""
+    looks_causal: bool
+    """An unmasked check broke, and no output depends on later positions: the layer looks
+    causal (check it with ``mask="causal"``)."""
     _json: str = field(compare=False)
     _text: str = field(compare=False)
     _html: str = field(compare=False)
@@ -177,6 +188,8 @@ class Report:
             diagnosis=Diagnosis(**d["diagnosis"]) if d["diagnosis"] is not None else None,
             diagnosis_unavailable=d["diagnosis_unavailable"],
             note=d["note"],
+            future_independence=d.get("future_independence"),
+            looks_causal=bool(d.get("looks_causal", False)),
             worst_difference=DifferenceMap(
                 perm=diff["perm"],
                 first_row=diff["first_row"],

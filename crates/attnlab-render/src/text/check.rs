@@ -15,6 +15,17 @@ pub fn render(r: &LayerCheckReport) -> String {
     let _ = writeln!(out, "{}", headline(r));
     let mut t = table(&HEADER);
     t.add_row(cells(r));
+    if let Some(f) = &r.future_independence {
+        t.add_row(row(
+            &f.equation,
+            f.verdict.name(),
+            [f.max_abs_error, f.max_rel_error],
+            f.max_ulps,
+            [f.tolerance, f.margin],
+            f.permutations_checked,
+            &f.worst,
+        ));
+    }
     let _ = writeln!(out, "{t}");
     let _ = writeln!(out, "{}", permutations_line(r));
     let _ = writeln!(out, "{}", controls(&r.controls));
@@ -74,14 +85,13 @@ pub fn diagnosis_line(r: &LayerCheckReport) -> Option<String> {
 
 /// The first line: the equation, the verdict and what was checked.
 pub fn headline(r: &LayerCheckReport) -> String {
+    let mut verdict = r.verdict.name().to_uppercase();
+    if let Some(p) = r.diagnosis.as_ref().and_then(|d| d.internal) {
+        let _ = write!(verdict, " to {} precision", prose::precision_name(p));
+    }
     let mut what = format!(
         "{}: {} — f on X (n = {}, d = {} → d′ = {}, {})",
-        r.equation,
-        r.verdict.name().to_uppercase(),
-        r.n,
-        r.dim,
-        r.output_dim,
-        r.dtype
+        r.equation, verdict, r.n, r.dim, r.output_dim, r.dtype
     );
     if let Some(t) = r.prefix {
         let _ = write!(what, ", causal prefix t = {t}");

@@ -27,6 +27,27 @@ pub fn render(r: &EquivarianceReport) -> String {
         r.seed,
         r.rng
     );
+    if let Some(m) = &r.model {
+        let _ = writeln!(
+            out,
+            "model {}: layer {} of {} — its attention ({} query heads, {} key/value heads, head_dim {}, W_o) on the hidden states entering it for {} {} tokens{}",
+            m.model,
+            m.layer,
+            m.layers,
+            m.heads,
+            m.kv_heads,
+            m.head_dim,
+            r.n,
+            if m.from_text { "text" } else { "drawn" },
+            if r.move_positions {
+                "; rotary positions moved with the tokens"
+            } else {
+                ""
+            }
+        );
+    } else if r.move_positions {
+        let _ = writeln!(out, "rotary positions moved with the tokens");
+    }
     let mut t = table(&[
         "check",
         "verdict",
@@ -150,7 +171,7 @@ pub(super) fn row(
         verdict.to_string(),
         sci(abs),
         sci(rel),
-        ulps.to_string(),
+        prose::ulps(ulps),
         sci(tolerance),
         sci(margin),
         perms.to_string(),

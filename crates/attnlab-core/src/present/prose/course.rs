@@ -121,6 +121,15 @@ fn power_of_ten(v: u64) -> String {
     }
 }
 
+/// `count` ulps, or "opposite signs" when the worst pair differs in sign.
+fn ulp_count(n: u64) -> String {
+    if n == crate::symmetry::OPPOSITE_SIGNS {
+        "opposite signs".into()
+    } else {
+        count(n, "ulp")
+    }
+}
+
 fn separations(list: &[u64]) -> String {
     list.iter()
         .map(u64::to_string)
@@ -228,8 +237,8 @@ pub fn claim_details(c: &Claim) -> String {
         } => format!(
             "all {permutations} permutations of n = {n} tokens, d = {dim}, f64: max error {}, {}; tolerance {}",
             sci(e.max_abs_error),
-            count(*max_ulps, "ulp"),
-            tolerance_detail.derivation
+            ulp_count(*max_ulps),
+            tolerance_detail.derivation()
         ),
         Measured::Softmax {
             n,

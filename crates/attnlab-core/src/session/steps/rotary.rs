@@ -283,7 +283,7 @@ pub(super) fn values_rotated() -> Step {
             let evidence = vec![
                 Evidence::WeightRange { min, max, uniform: 1.0 / n as f64 },
                 Evidence::Difference { between: Compared::RotaryVsPlain, max_abs: diff.max_abs },
-                Evidence::Tolerance { value: tol.value, derivation: Some(tol.derivation) },
+                Evidence::Tolerance { value: tol.value, derivation: Some(tol.derivation()) },
             ];
             let explanation = if rotated {
                 format!("The outputs differ by {}: the values were changed by position.", sci(diff.max_abs))
