@@ -384,6 +384,46 @@ pub fn identity_recomputed<T: Real>(
     Ok(tr.finish::<T>(pass.report.property, pass.report.tolerance_detail.clone()))
 }
 
+/// The error of one permutation entry by entry, in f64: `f(ΠH) − Π f(H)` (equivariance) or
+/// `f(ΠH) − f(H)` (invariance, the prefix check), over the output rows from `rows_from` on, with
+/// `base` the pass's own `f(H)`. One forward. The diagnosis compares two of these — the same
+/// permutation in the two precisions — to tell a reproducible (structural) error from round-off.
+///
+/// # Errors
+/// Whatever `forward` returns, a non-finite result, or a result of another shape.
+pub fn error_matrix<T: Real>(
+    forward: &mut LayerAt<'_, T>,
+    h: ArrayView2<T>,
+    base: &Forward<T>,
+    perm: &[usize],
+    property: Property,
+    rows_from: usize,
+) -> Result<Array2<f64>> {
+    let mut px = h.to_owned();
+    for (i, &pi) in perm.iter().enumerate() {
+        px.row_mut(i).assign(&h.row(pi));
+    }
+    let mut out = Forward::empty();
+    forward(px.view(), perm, &mut out)?;
+    ensure_finite(&out.output)?;
+    let (lo, bo) = (&out.output, &base.output);
+    if lo.dim() != bo.dim() || rows_from > lo.nrows() {
+        return Err(Error::shape(
+            "comparison",
+            format!("{:?}", bo.dim()),
+            format!("{:?}", lo.dim()),
+        ));
+    }
+    let equi = property == Property::Equivariance;
+    Ok(Array2::from_shape_fn(
+        (lo.nrows() - rows_from, lo.ncols()),
+        |(i, j)| {
+            let r = if equi { perm[i] } else { i + rows_from };
+            lo[[i + rows_from, j]].to_f64() - bo[[r, j]].to_f64()
+        },
+    ))
+}
+
 /// Future independence, the other half of what a causal layer promises: for every cut c of
 /// `cuts`, the outputs at positions before c do not move when the tokens at c and after
 /// change (each such row of `H` negated). Compares `f(H')[..c]` with the pass's own

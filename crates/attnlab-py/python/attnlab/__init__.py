@@ -125,12 +125,24 @@ def _torch_layer(f: Any, X: Any, positioned: bool) -> Tuple[Callable[..., Any], 
             copies[dtype] = m.to(dtype)
         return copies[dtype]
 
+    # The dtype the check runs in (the caller's callable holds weights of this precision).
+    check_dtype = {np.dtype(np.float32): torch.float32, np.dtype(np.float64): torch.float64}.get(
+        getattr(np.asarray(X), "dtype", None)
+    )
+
     def g(H: np.ndarray, *pos: np.ndarray) -> np.ndarray:
         t = torch.from_numpy(np.ascontiguousarray(H))
         m = module_for(t.dtype)
         args = [t] + [torch.from_numpy(np.asarray(p)) for p in pos]
         with torch.no_grad():
-            out = m(*args)
+            if is_module or t.dtype == check_dtype:
+                out = m(*args)
+            else:
+                # A callable on tensors holds its weights in the check's precision: run it in
+                # the other one op by op (every tensor of the check's dtype it touches is
+                # converted, its own explicit casts kept).
+                with _precision_mode(torch, check_dtype, t.dtype):
+                    out = m(*args)
         if isinstance(out, (tuple, list)):
             out = out[0]
         if isinstance(out, torch.Tensor):
@@ -141,6 +153,29 @@ def _torch_layer(f: Any, X: Any, positioned: bool) -> Tuple[Callable[..., Any], 
         return out
 
     return g, X
+
+
+def _precision_mode(torch: Any, src: Any, dst: Any) -> Any:
+    """A ``TorchFunctionMode`` converting every floating tensor of dtype ``src`` that a torch
+    function receives to ``dst`` (the other precision's run of a callable whose weights were
+    built in ``src``); explicit casts (``softmax(..., dtype=torch.float32)``, ``.to(...)``) are
+    the layer's own and stay."""
+    from torch.overrides import TorchFunctionMode
+
+    def conv(a: Any) -> Any:
+        if isinstance(a, torch.Tensor) and a.dtype == src:
+            return a.to(dst)
+        if isinstance(a, (tuple, list)):
+            return type(a)(conv(x) for x in a)
+        if isinstance(a, dict):
+            return {k: conv(v) for k, v in a.items()}
+        return a
+
+    class Precision(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            return func(*conv(tuple(args)), **conv(dict(kwargs or {})))
+
+    return Precision()
 
 
 def _is_torch(f: Any, X: Any) -> bool:
@@ -172,7 +207,9 @@ def check_equivariance(
     numpy function, a ``torch.nn.Module``, or a callable on tensors (when ``X`` is a
     ``torch.Tensor``). Torch inputs and outputs are converted for you (a tuple output's first
     element is the output), and a module is copied to float32 and float64 so the diagnosis can
-    run it in the other precision. It is called with fresh arrays and the GIL held.
+    run it in the other precision (a callable on tensors runs there op by op: every tensor of
+    the check's dtype it touches, its captured weights included, is converted). It is called
+    with fresh arrays and the GIL held.
 
     Args:
         f: the layer under test.
