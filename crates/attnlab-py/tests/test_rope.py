@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -123,3 +124,34 @@ def test_bad_rope_arguments_are_clear_errors():
         attnlab.rope.period("pi/0")
     with pytest.raises(ValueError, match="field"):
         attnlab.run("rope period", omega="pi/2", toll=1)
+
+
+def test_inv_freq_takes_a_transformers_config_object():
+    """A transformers config object is read as its to_dict() (issue 19): the same bits as the
+    dict, and within 1 ulp of the inv_freq transformers' own rotary embedding builds from that
+    object (its vectorised float32 pow is within 1 ulp, see above)."""
+    try:
+        import torch  # noqa: F401
+        import transformers
+        from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+    except ImportError:  # an oracle: a visible skip locally, a failure under CI
+        if os.environ.get("CI"):
+            raise
+        pytest.skip("transformers is not installed: the config-object check needs it")
+    configs = [
+        transformers.LlamaConfig(hidden_size=256, num_attention_heads=4, rope_theta=500000.0),
+        transformers.LlamaConfig(
+            hidden_size=512, num_attention_heads=4, max_position_embeddings=131072,
+            rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0,
+                             "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                             "original_max_position_embeddings": 8192}),
+    ]
+    for cfg in configs:
+        ours = attnlab.rope.inv_freq(cfg)
+        assert np.array_equal(ours.view(np.uint32), attnlab.rope.inv_freq(cfg.to_dict()).view(np.uint32))
+        theirs = LlamaRotaryEmbedding(cfg).inv_freq.numpy().astype(np.float32)
+        assert theirs.shape == ours.shape, (theirs.shape, ours.shape)
+        ulps = np.abs(ours.view(np.uint32).astype(np.int64) - theirs.view(np.uint32).astype(np.int64))
+        assert ulps.max() <= 1, ulps
+    with pytest.raises(TypeError, match="transformers config object"):
+        attnlab.rope.inv_freq(3.5)

@@ -8,8 +8,8 @@
     6
 
 ``config`` is any of: a path to a ``config.json``, the JSON text itself, a dict (what
-``transformers.AutoConfig.from_pretrained(name).to_dict()`` gives) or the name of a built-in
-preset (``attnlab rope audit --help`` lists them). The core reads every ``rope_scaling`` /
+``transformers.AutoConfig.from_pretrained(name).to_dict()`` gives), the transformers config
+object itself (read through its ``to_dict()``) or the name of a built-in preset (``attnlab rope audit --help`` lists them). The core reads every ``rope_scaling`` /
 ``rope_parameters`` type (default, linear, dynamic, yarn, longrope, llama3), partial rotary
 factors and ``head_dim`` as transformers does; the dicts returned are the JSON the CLI's
 ``attnlab rope … --json`` prints for the same options.
@@ -34,6 +34,12 @@ Omega = Union[float, str]
 
 def _source(config: Config) -> Dict[str, Any]:
     """The rope commands' source fields for ``config``: ``{"config": …}`` or ``{"preset": …}``."""
+    to_dict = getattr(config, "to_dict", None)
+    if not isinstance(config, (str, os.PathLike, _Mapping)) and callable(to_dict):
+        # A transformers config object (PretrainedConfig): read it as its to_dict() would be.
+        config = to_dict()
+        if not isinstance(config, _Mapping):
+            raise TypeError(f"config.to_dict() returned {type(config).__name__}, not a dict")
     if isinstance(config, _Mapping):
         # Round-trip through JSON: values such as a torch dtype become their string form.
         return {"config": _json.loads(_json.dumps(dict(config), default=str))}
@@ -41,8 +47,8 @@ def _source(config: Config) -> Dict[str, Any]:
         return {"config": os.fspath(config)}
     if not isinstance(config, str):
         raise TypeError(
-            "config must be a path, a JSON string, a dict (AutoConfig.to_dict()) or a preset "
-            f"name; got {type(config).__name__}"
+            "config must be a path, a JSON string, a dict (AutoConfig.to_dict()), a transformers "
+            f"config object or a preset name; got {type(config).__name__}"
         )
     text = config.strip()
     if text.startswith("{"):
