@@ -353,10 +353,12 @@ impl Diagnosis {
     }
 
     /// Whether the error of one permutation reproduces in the other precision entry by entry:
-    /// `max |E₁ − E₂| ≤ max(max |E₁|, max |E₂|) / 2`. A structural error (the function's own) is
-    /// the same in both runs up to the lower precision's round-off; round-off of a computation
-    /// in a lower precision is a different draw in each run, so the difference is as large as
-    /// the errors themselves.
+    /// `0 < max |E₁ − E₂| ≤ max(max |E₁|, max |E₂|) / 2`. A structural error (the function's own)
+    /// is the same in both runs up to the lower precision's round-off; round-off of a
+    /// computation in a lower precision is a different draw in each run, so the difference is
+    /// as large as the errors themselves. Bit-identical errors say nothing either way: the two
+    /// runs did the same arithmetic (a layer that casts its input to the lower precision), so
+    /// the other precision's run is no second measurement.
     ///
     /// ```
     /// use attnlab_core::experiment::Diagnosis;
@@ -364,11 +366,15 @@ impl Diagnosis {
     /// let bias = array![[1e-6, -2e-6], [0.0, 1e-6]];
     /// assert!(Diagnosis::reproduces(&bias, &(&bias + 1e-7)));
     /// assert!(!Diagnosis::reproduces(&array![[3e-8, 0.0]], &array![[0.0, -3e-8]]));
+    /// assert!(!Diagnosis::reproduces(&bias, &bias));
     /// ```
     pub fn reproduces(a: &ndarray::Array2<f64>, b: &ndarray::Array2<f64>) -> bool {
         let max = |m: &ndarray::Array2<f64>| m.iter().fold(0.0f64, |acc, v| acc.max(v.abs()));
-        let scale = max(a).max(max(b));
-        a.dim() == b.dim() && scale > 0.0 && max(&(a - b)) <= scale / 2.0
+        if a.dim() != b.dim() {
+            return false;
+        }
+        let (scale, diff) = (max(a).max(max(b)), max(&(a - b)));
+        scale > 0.0 && diff > 0.0 && diff <= scale / 2.0
     }
 
     /// The diagnosis of a nondeterministic layer: f(X) ≠ f(X), so neither precision's error
