@@ -50,8 +50,12 @@ pyo3::create_exception!(
 
 /// The Python exception for a core error that did not come from the caller's function.
 fn core_error(e: &Error) -> PyErr {
-    let msg = e.message().to_string();
-    match e.kind() {
+    py_error(e.kind(), e.message().to_string())
+}
+
+/// The Python exception of an error kind, with its message.
+fn py_error(kind: ErrorKind, msg: String) -> PyErr {
+    match kind {
         ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
         ErrorKind::Read | ErrorKind::Write => PyOSError::new_err(msg),
         ErrorKind::Cancelled => PyKeyboardInterrupt::new_err(msg),

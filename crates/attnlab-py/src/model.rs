@@ -9,6 +9,7 @@ use attnlab_core::api::model::{self as core_model, Loaded, PosChoice};
 use attnlab_core::api::{Context, Report};
 use attnlab_core::attention::Mask;
 use attnlab_core::choice::Choice;
+use attnlab_core::limits::Limits;
 use attnlab_core::model::llama::ForwardOptions;
 use attnlab_core::model::sublayer::AttentionSublayer;
 use attnlab_core::{Error, Result};
@@ -16,23 +17,44 @@ use ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 
-use crate::{core_error, matrix, Matrix};
+use crate::{core_error, matrix, py_error, Matrix};
 
 /// A checkpoint loaded once: weights in f32 and its tokenizer.
 #[pyclass(name = "Model", module = "attnlab._attnlab", frozen)]
 pub struct PyModel {
     loaded: Arc<Loaded>,
+    /// The budgets of every request on it (`attnlab.model.load(max_memory=…, max_work=…)`).
+    limits: Limits,
+}
+
+/// A core error of a model request, its budget hint in Python's words (the options of
+/// `attnlab.model.load`, not the CLI's flags).
+fn model_error(e: &Error) -> PyErr {
+    let msg = e
+        .message()
+        .replace(
+            "(raise it with --max-memory)",
+            "(raise it with attnlab.model.load(…, max_memory=…))",
+        )
+        .replace(
+            "(raise it with --max-work)",
+            "(raise it with attnlab.model.load(…, max_work=…))",
+        );
+    py_error(e.kind(), msg)
 }
 
 fn pos(p: &str) -> PyResult<PosChoice> {
-    PosChoice::parse(p).map_err(|e| core_error(&e))
+    PosChoice::parse(p).map_err(|e| model_error(&e))
 }
 
 impl PyModel {
     /// The ids of `text` (a string) or `ids` (given), checked against the vocabulary and the
     /// trained context.
     fn token_ids(&self, text: Option<String>, ids: Option<Vec<u32>>) -> Result<Vec<u32>> {
-        let ctx = Context::default();
+        let ctx = Context {
+            limits: self.limits.clone(),
+            ..Context::default()
+        };
         let v = match (text, ids) {
             (Some(t), None) => self.loaded.ids(&Some(t), &None, &ctx)?,
             (None, Some(v)) => v,
@@ -64,7 +86,7 @@ impl PyModel {
         let w = &self.loaded.weights;
         w.config
             .forward_budget(ids.len(), 1, 4)
-            .check("the forward pass", &Context::default().limits)?;
+            .check("the forward pass", &self.limits)?;
         let out = w.forward(
             ids,
             &ForwardOptions {
@@ -93,15 +115,15 @@ impl PyModel {
             )
         })?;
         let toks = py
-            .detach(|| tok.encode(&text, &Context::default().limits))
-            .map_err(|e| core_error(&e))?;
+            .detach(|| tok.encode(&text, &self.limits))
+            .map_err(|e| model_error(&e))?;
         Ok(toks.into_iter().map(|t| (t.id, t.piece, t.text)).collect())
     }
 
     /// The vocabulary entry of an id.
     fn piece(&self, id: u32) -> PyResult<String> {
         match &self.loaded.tokenizer {
-            Some(t) => t.piece(id).map_err(|e| core_error(&e)),
+            Some(t) => t.piece(id).map_err(|e| model_error(&e)),
             None => Err(pyo3::exceptions::PyValueError::new_err(
                 "this checkpoint has no tokenizer",
             )),
@@ -146,7 +168,7 @@ impl PyModel {
                     pos,
                 })
             })
-            .map_err(|e| core_error(&e))?;
+            .map_err(|e| model_error(&e))?;
         let json = serde_json::to_string(&report)
             .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
         let text = attnlab_render::text::render(&Report::ModelPredict(Box::new(report)));
@@ -168,7 +190,7 @@ impl PyModel {
                 let ids = self.token_ids(text, ids)?;
                 Ok(self.last_logits(&ids, pos)?.row(0).to_vec())
             })
-            .map_err(|e| core_error(&e))?;
+            .map_err(|e| model_error(&e))?;
         Ok(PyArray1::from_vec(py, row))
     }
 
@@ -198,7 +220,7 @@ impl PyModel {
                 let w = &self.loaded.weights;
                 w.config
                     .forward_budget(ids.len(), 1, 4)
-                    .check("the forward pass", &Context::default().limits)?;
+                    .check("the forward pass", &self.limits)?;
                 Ok(w.forward(
                     &ids,
                     &ForwardOptions {
@@ -209,7 +231,7 @@ impl PyModel {
                 )?
                 .last)
             })
-            .map_err(|e| core_error(&e))?;
+            .map_err(|e| model_error(&e))?;
         Ok(h.into_pyarray(py))
     }
 
@@ -217,7 +239,7 @@ impl PyModel {
     #[pyo3(signature = (layer, pos, mask))]
     fn layer(&self, py: Python<'_>, layer: usize, pos: &str, mask: &str) -> PyResult<PyLayerFn> {
         let rope = self::pos(pos)? == PosChoice::Rope;
-        let mask = Mask::parse(mask).map_err(|e| core_error(&e))?;
+        let mask = Mask::parse(mask).map_err(|e| model_error(&e))?;
         let w = &self.loaded.weights;
         py.detach(|| -> Result<PyLayerFn> {
             Ok(PyLayerFn {
@@ -225,7 +247,7 @@ impl PyModel {
                 f64: AttentionSublayer::new(w, layer, rope, mask)?,
             })
         })
-        .map_err(|e| core_error(&e))
+        .map_err(|e| model_error(&e))
     }
 }
 
@@ -245,13 +267,13 @@ impl PyLayerFn {
             Matrix::F32(a) => {
                 let out = py
                     .detach(|| self.f32.apply(a.view()))
-                    .map_err(|e| core_error(&e))?;
+                    .map_err(|e| model_error(&e))?;
                 Ok(out.into_pyarray(py).into_any())
             }
             Matrix::F64(a) => {
                 let out = py
                     .detach(|| self.f64.apply(a.view()))
-                    .map_err(|e| core_error(&e))?;
+                    .map_err(|e| model_error(&e))?;
                 Ok(out.into_pyarray(py).into_any())
             }
         }
@@ -268,11 +290,29 @@ impl PyLayerFn {
     }
 }
 
-/// Loads a checkpoint: a GGUF file, a known name (`smollm2-135m`) or a Hugging Face directory.
+/// Loads a checkpoint: a GGUF file, a known name (`smollm2-135m`) or a Hugging Face directory,
+/// with the budgets of every request on it (the CLI's defaults when `None`).
 #[pyfunction]
-pub fn load_model(py: Python<'_>, model: String) -> PyResult<PyModel> {
+#[pyo3(signature = (model, max_memory=None, max_work=None))]
+pub fn load_model(
+    py: Python<'_>,
+    model: String,
+    max_memory: Option<u64>,
+    max_work: Option<u64>,
+) -> PyResult<PyModel> {
+    let mut limits = Limits::default();
+    if let Some(m) = max_memory {
+        limits.max_memory = m;
+    }
+    if let Some(w) = max_work {
+        limits.max_work = w;
+    }
+    let ctx = Context {
+        limits: limits.clone(),
+        ..Context::default()
+    };
     let loaded = py
-        .detach(|| core_model::load(&model, &Context::default()))
-        .map_err(|e| core_error(&e))?;
-    Ok(PyModel { loaded })
+        .detach(|| core_model::load(&model, &ctx))
+        .map_err(|e| model_error(&e))?;
+    Ok(PyModel { loaded, limits })
 }

@@ -230,19 +230,39 @@ class Model:
         return Layer(self._inner.layer(_int("index", index), pos, mask))
 
 
-def load(model: Union[str, "os.PathLike[str]"] = "smollm2-135m") -> Model:
+def load(
+    model: Union[str, "os.PathLike[str]"] = "smollm2-135m",
+    *,
+    max_memory: Optional[int] = None,
+    max_work: Optional[float] = None,
+) -> Model:
     """Loads a checkpoint: a GGUF file (llama, mistral, qwen2, qwen3; every quantization
     attnlab dequantizes), a Hugging Face checkpoint directory (``config.json``,
     ``*.safetensors``, ``tokenizer.json``), or ``"smollm2-135m"`` (the cached SmolLM2; when it is
-    missing the error says how to fetch it).
+    missing the error says how to fetch it). A GGUF whose rope metadata is scaled (linear, YaRN,
+    a ``rope_freqs`` tensor) runs with the rotation llama.cpp computes from it.
+
+    Args:
+        max_memory: the memory budget in bytes of the load and of every request on the model
+            (default 1 GiB, the CLI's ``--max-memory``).
+        max_work: the operation budget of each forward (default 3.4e10, the CLI's
+            ``--max-work``; a 512-token prefill of SmolLM2 is about 1.3e11).
 
     Raises:
         FileNotFoundError: no such file, or the named model is not in the cache.
         ValueError: an unsupported architecture (named, with the supported list), a damaged
-            file, weights over the memory limit (1 GiB).
+            file, weights or a request over a budget (the message says which option to raise).
     """
     if isinstance(model, os.PathLike):
         model = os.fspath(model)
     if not isinstance(model, str):
         raise TypeError(f"model must be a path or a model name; got {type(model).__name__}")
-    return Model(_attnlab.load_model(model), model)
+
+    def budget(name: str, v: Any) -> Optional[int]:
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or v != v or v >= 2**64:
+            raise ValueError(f"{name} must be a positive number below 2**64; got {v!r}")
+        return int(v)
+
+    return Model(_attnlab.load_model(model, budget("max_memory", max_memory), budget("max_work", max_work)), model)
