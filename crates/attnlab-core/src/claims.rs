@@ -431,6 +431,8 @@ fn inputs(text: Option<&str>, n: usize, d: usize, seed: u64) -> Result<Inputs> {
         dim: text.map_or(Some(d), |_| None),
         text: text.map(str::to_string),
         seed,
+        // The ledger's drawn inputs use the crate's own generator (its recorded values).
+        rng: crate::rng::RngKind::Std,
         ..InputSpec::default()
     }
     .build()

@@ -643,6 +643,8 @@ fn facts(cfg: &LabConfig) -> Result<Vec<Fact>> {
         n: Some(n),
         dim: Some(cfg.dim),
         seed: 1,
+        // The causal demonstration's draw: the crate's own generator (its recorded values).
+        rng: RngKind::Std,
         ..InputSpec::default()
     }
     .build()?;

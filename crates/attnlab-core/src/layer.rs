@@ -53,7 +53,7 @@ pub struct InputSpec {
     pub heads: usize,
     /// Seed of the generator.
     pub seed: u64,
-    /// Which generator.
+    /// Which generator (default [`defaults::RNG`], the one the CLI, serde and Python default to).
     pub rng: RngKind,
     /// Fixed blocks that replace drawn ones.
     pub blocks: Option<Blocks>,
@@ -67,7 +67,7 @@ impl Default for InputSpec {
             text: None,
             heads: 1,
             seed: 0,
-            rng: RngKind::Std,
+            rng: defaults::RNG,
             blocks: None,
         }
     }

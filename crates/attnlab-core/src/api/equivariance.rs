@@ -181,6 +181,32 @@ pub struct EquivarianceTimings {
     pub permutations_per_second: f64,
 }
 
+impl EquivarianceTimings {
+    /// The runner's parts, with the input set-up time, the whole run and the check's rate.
+    pub fn new(
+        inputs_s: f64,
+        parts: &crate::experiment::SymmetryTimings,
+        permutations: usize,
+        total_s: f64,
+    ) -> Self {
+        let check_s = parts.forwards_s + parts.comparisons_s + parts.weight_form_s;
+        EquivarianceTimings {
+            inputs_s,
+            forwards_s: parts.forwards_s,
+            comparisons_s: parts.comparisons_s,
+            weight_form_s: parts.weight_form_s,
+            controls_s: parts.controls_s,
+            diagnosis_s: parts.diagnosis_s,
+            total_s,
+            permutations_per_second: if check_s > 0.0 {
+                permutations as f64 / check_s
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
 impl std::ops::Deref for EquivarianceReport {
     type Target = CheckSummary;
     /// The report reads as its check summary (`report.holds`, `report.margin`) beside the
@@ -393,21 +419,12 @@ pub fn run(req: &EquivarianceRequest, ctx: &Context) -> Result<EquivarianceRepor
         .all_identity()
         .then(|| crate::present::prose::only_identity(n));
     let permutations = choice.set(perms.len());
-    let check_s = parts.forwards_s + parts.comparisons_s + parts.weight_form_s;
-    let timings = EquivarianceTimings {
+    let timings = EquivarianceTimings::new(
         inputs_s,
-        forwards_s: parts.forwards_s,
-        comparisons_s: parts.comparisons_s,
-        weight_form_s: parts.weight_form_s,
-        controls_s: parts.controls_s,
-        diagnosis_s: parts.diagnosis_s,
-        total_s: start.elapsed().as_secs_f64(),
-        permutations_per_second: if check_s > 0.0 {
-            result.report.permutations_checked as f64 / check_s
-        } else {
-            0.0
-        },
-    };
+        &parts,
+        result.report.permutations_checked,
+        start.elapsed().as_secs_f64(),
+    );
     Ok(EquivarianceReport {
         check: CheckSummary::new(result.report, permutations),
         layer: req.layer,

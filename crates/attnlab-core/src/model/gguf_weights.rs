@@ -81,15 +81,36 @@ fn usize_of(what: &str, v: u64) -> Result<usize> {
     usize::try_from(v).map_err(|_| Error::invalid(what, v, "a size this machine can address"))
 }
 
-/// The forward's configuration from a GGUF's metadata.
+/// A rotation the forward runs instead of the file's plain one: ω per plane (radians per
+/// position, `rope.dimension_count / 2` of them) and the factor on cos and sin — what llama.cpp
+/// computes from a scaled file's rope metadata (`engines::gguf::GgufRope`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rotation {
+    /// ω_k per rotated plane.
+    pub inv_freq: Vec<f64>,
+    /// The factor multiplying cos and sin (YaRN's mscale × attn_factor; 1 otherwise).
+    pub cos_sin_factor: f64,
+}
+
+/// The forward's configuration from a GGUF's metadata (plain RoPE: ω_k = θ^(−2k/d) in f32).
 ///
 /// # Errors
 /// An unsupported architecture (named, with the list), scaled rope metadata, sizes that do not fit.
 pub fn config(f: &GgufFile, qk: QkRows) -> Result<LlamaConfig> {
+    config_rotated(f, qk, None)
+}
+
+/// [`config`] with the rotation given for a file whose rope is scaled (`rope.scaling.*` keys or
+/// a `rope_freqs` tensor); `None` refuses such a file.
+///
+/// # Errors
+/// As [`config`]; a rotation whose plane count is not `rope.dimension_count / 2`.
+pub fn config_rotated(f: &GgufFile, qk: QkRows, rotation: Option<&Rotation>) -> Result<LlamaConfig> {
     let info = ModelInfo::from_gguf(f)?;
     info.require_supported()?;
     let arch = Arch::parse(&info.architecture)?;
-    if !info.rope.scaling.is_empty() || info.rope.rope_freqs_tensor {
+    let scaled = !info.rope.scaling.is_empty() || info.rope.rope_freqs_tensor;
+    if scaled && rotation.is_none() {
         return Err(Error::invalid(
             "rope metadata",
             "rope scaling",
@@ -99,6 +120,17 @@ pub fn config(f: &GgufFile, qk: QkRows) -> Result<LlamaConfig> {
     let head_dim = usize_of("head dimension", info.head_dim)?;
     let rot = usize_of("rope dimension count", info.rope.dimension_count)?;
     let freqs = RotaryFrequencies::from_base(info.rope.freq_base, rot)?;
+    let (inv_freq, rope_attention_factor) = match rotation {
+        Some(r) if r.inv_freq.len() != rot / 2 => {
+            return Err(Error::shape(
+                "rotation",
+                format!("{} planes", rot / 2),
+                format!("{} frequencies", r.inv_freq.len()),
+            ))
+        }
+        Some(r) => (r.inv_freq.clone(), r.cos_sin_factor),
+        None => (freqs.inv_freq_f32.iter().map(|&w| f64::from(w)).collect(), 1.0),
+    };
     let permuted = matches!(arch, Arch::Llama | Arch::Mistral);
     let layout = match (permuted, qk) {
         (true, QkRows::AsStored) => Layout::Interleaved,
@@ -114,8 +146,8 @@ pub fn config(f: &GgufFile, qk: QkRows) -> Result<LlamaConfig> {
         ffn_dim: usize_of("MLP width", info.feed_forward)?,
         vocab: usize_of("vocabulary", info.vocab)?,
         rms_eps: info.rms_norm_eps.unwrap_or(1e-5),
-        inv_freq: freqs.inv_freq_f32.iter().map(|&w| f64::from(w)).collect(),
-        rope_attention_factor: 1.0,
+        inv_freq,
+        rope_attention_factor,
         rope_layout: layout,
         context_length: usize::try_from(info.context_length).ok().filter(|&c| c > 0),
         sliding_window: None,
@@ -131,7 +163,19 @@ pub fn config(f: &GgufFile, qk: QkRows) -> Result<LlamaConfig> {
 /// See [`config`]; the f32 weights over the memory limit (checked before any tensor is read);
 /// missing tensors or dims that differ from the metadata.
 pub fn load(f: &GgufFile, qk: QkRows, limits: &Limits) -> Result<LlamaWeights<f32>> {
-    let c = config(f, qk)?;
+    load_config(f, config(f, qk)?, qk, limits)
+}
+
+/// [`load`] with the configuration already read (e.g. by [`config_rotated`]).
+///
+/// # Errors
+/// As [`load`].
+pub fn load_config(
+    f: &GgufFile,
+    c: LlamaConfig,
+    qk: QkRows,
+    limits: &Limits,
+) -> Result<LlamaWeights<f32>> {
     limits.check_memory(
         format!("the model's weights in f32 ({} parameters)", c.parameters()),
         c.parameters().saturating_mul(4),

@@ -137,6 +137,7 @@ impl Held {
         crate::layer::InputSpec {
             text: Some(text.to_string()),
             blocks: self.blocks.clone(),
+            rng: crate::rng::RngKind::Std,
             ..crate::layer::InputSpec::default()
         }
         .build()

@@ -98,8 +98,22 @@ pub fn pipeline_score(
         let s = (angle as f64).sin() as f32 * af32;
         (dtype.round_f32(c), dtype.round_f32(s))
     };
+    rotated_dot(q, k, p, (i, j), cs, dtype)
+}
+
+/// `(R_i q)ᵀ(R_j k)` over the p planes (n, n + p) of half-split q and k, with `cs(m, n)` the
+/// (cos, sin) at position m of plane n: `q·cos + rotate_half(q)·sin` with
+/// `rotate_half(q) = (−q2, q1)`, each product and sum rounded to `dtype`, the dot product
+/// accumulated in f32.
+fn rotated_dot(
+    q: &[f64],
+    k: &[f64],
+    p: usize,
+    (i, j): (u64, u64),
+    cs: impl Fn(u64, usize) -> (f64, f64),
+    dtype: Dtype,
+) -> f64 {
     let r = |x: f64| dtype.round(x);
-    // q·cos + rotate_half(q)·sin with rotate_half(q) = (−q2, q1): each product and sum in dtype.
     let rotate = |a: f64, b: f64, c: f64, s: f64| -> (f64, f64) {
         let (a, b) = (r(a), r(b));
         (r(r(a * c) + r(-b * s)), r(r(b * c) + r(a * s)))
@@ -153,21 +167,7 @@ pub fn pipeline_score_as(
             (a.sin() as f32 * af32) as f64,
         )
     };
-    let r = |x: f64| x as f32 as f64;
-    let rotate = |a: f64, b: f64, c: f64, s: f64| -> (f64, f64) {
-        let (a, b) = (r(a), r(b));
-        (r(r(a * c) + r(-b * s)), r(r(b * c) + r(a * s)))
-    };
-    let mut acc = 0.0f32;
-    for n in 0..p {
-        let (ci, si) = cs(i, n);
-        let (cj, sj) = cs(j, n);
-        let (q1, q2) = rotate(q[n], q[n + p], ci, si);
-        let (k1, k2) = rotate(k[n], k[n + p], cj, sj);
-        acc += (q1 * k1) as f32;
-        acc += (q2 * k2) as f32;
-    }
-    acc as f64
+    rotated_dot(q, k, p, (i, j), cs, Dtype::F32)
 }
 
 /// The scale the invariance errors are relative to: the root mean square of the exact scores

@@ -250,21 +250,12 @@ pub fn run(model: &str, req: &EquivarianceRequest, ctx: &Context) -> Result<Equi
         _ => check_in::<f64, f32>(&one, &h, req, perms, &watch)?,
     };
     let parts = checked.timings;
-    let check_s = parts.forwards_s + parts.comparisons_s + parts.weight_form_s;
-    let timings = EquivarianceTimings {
+    let timings = EquivarianceTimings::new(
         inputs_s,
-        forwards_s: parts.forwards_s,
-        comparisons_s: parts.comparisons_s,
-        weight_form_s: parts.weight_form_s,
-        controls_s: parts.controls_s,
-        diagnosis_s: parts.diagnosis_s,
-        total_s: start.elapsed().as_secs_f64(),
-        permutations_per_second: if check_s > 0.0 {
-            checked.report.permutations_checked as f64 / check_s
-        } else {
-            0.0
-        },
-    };
+        &parts,
+        checked.report.permutations_checked,
+        start.elapsed().as_secs_f64(),
+    );
     let note = perms
         .all_identity()
         .then(|| crate::present::prose::only_identity(n));

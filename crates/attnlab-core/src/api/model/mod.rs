@@ -223,7 +223,12 @@ impl Opened {
             }
         }
         let weights = match &self.source {
-            Source::Gguf(f) => crate::model::gguf_weights::load(f, QkRows::HalfSplit, &ctx.limits)?,
+            Source::Gguf(f) => crate::model::gguf_weights::load_config(
+                f,
+                self.config.clone(),
+                QkRows::HalfSplit,
+                &ctx.limits,
+            )?,
             Source::Hf(dir) => crate::model::hf::load(dir, &ctx.limits)?,
         };
         let loaded = std::sync::Arc::new(Loaded {
@@ -275,7 +280,7 @@ pub fn open_checkpoint(model: &str, ctx: &Context) -> Result<Opened> {
         });
     }
     let f = crate::model::gguf::GgufFile::open(&path, &ctx.limits)?;
-    let config = crate::model::gguf_weights::config(&f, QkRows::HalfSplit)?;
+    let config = gguf_config(&f)?;
     let tokenizer = Some(ModelTokenizer::from_gguf(&f)?);
     Ok(Opened {
         config,
@@ -283,6 +288,39 @@ pub fn open_checkpoint(model: &str, ctx: &Context) -> Result<Opened> {
         source: Source::Gguf(f),
         key,
     })
+}
+
+/// The forward's configuration of a GGUF file: its plain RoPE, or, when its rope metadata is
+/// scaled (`rope.scaling.*`, a `rope_freqs` tensor), the rotation llama.cpp computes from that
+/// metadata at the file's trained context ([`crate::engines::gguf::GgufRope`]: linear's
+/// `freq_scale`, YaRN's ramp and mscale, the frequency factors), so the forward rotates as the
+/// engine that serves the file does.
+///
+/// # Errors
+/// The readers' errors; a rotation that also rescales the softmax (DeepSeek-2's YaRN), which
+/// the llama forward does not run.
+fn gguf_config(f: &crate::model::gguf::GgufFile) -> Result<crate::model::llama::LlamaConfig> {
+    let info = crate::model::ModelInfo::from_gguf(f)?;
+    let rotation = if !info.rope.scaling.is_empty() || info.rope.rope_freqs_tensor {
+        let g = crate::engines::gguf::GgufRope::from_file(f, info.context_length)?;
+        if g.rope.softmax_scale_multiplier != 1.0 {
+            return Err(Error::invalid(
+                "rope metadata",
+                format!(
+                    "a softmax scale multiplier of {}",
+                    g.rope.softmax_scale_multiplier
+                ),
+                "a rotation that leaves the softmax scale 1/√d alone (the llama forward's)",
+            ));
+        }
+        Some(crate::model::gguf_weights::Rotation {
+            inv_freq: g.rope.inv_freq,
+            cos_sin_factor: g.rope.cos_sin_factor,
+        })
+    } else {
+        None
+    };
+    crate::model::gguf_weights::config_rotated(f, QkRows::HalfSplit, rotation.as_ref())
 }
 
 /// What a model request costs before its checkpoint is read: tokenizing its text (the model's
@@ -422,4 +460,111 @@ pub fn top_entries(row: ndarray::ArrayView1<f32>, k: usize) -> Vec<TopEntry> {
             prob: probs[id],
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::gguf::Value;
+    use crate::model::gguf_write::GgufWriter;
+    use crate::model::quant::GgmlType;
+
+    /// A 1-layer llama GGUF (d = 32, 2 heads of 16, 1 KV head) with the given extra metadata.
+    fn file(dir: &std::path::Path, name: &str, meta: &[(&str, Value)]) -> String {
+        let mut g = GgufWriter::new();
+        g.llama_meta("llama", [1, 32, 64, 2, 1, 128, 4]);
+        for (k, v) in meta {
+            g.meta(k, v.clone());
+        }
+        let s = |x: &str| Value::String(x.into());
+        g.meta("tokenizer.ggml.model", s("gpt2"))
+            .meta(
+                "tokenizer.ggml.tokens",
+                Value::Array(
+                    crate::model::gguf::ValueType::String,
+                    vec![s("a"), s("b"), s("ab"), s("Ġ")],
+                ),
+            )
+            .meta(
+                "tokenizer.ggml.merges",
+                Value::Array(crate::model::gguf::ValueType::String, vec![s("a b")]),
+            );
+        for (t, dims) in [
+            ("token_embd.weight", vec![32, 4]),
+            ("output_norm.weight", vec![32]),
+            ("blk.0.attn_norm.weight", vec![32]),
+            ("blk.0.attn_q.weight", vec![32, 32]),
+            ("blk.0.attn_k.weight", vec![32, 16]),
+            ("blk.0.attn_v.weight", vec![32, 16]),
+            ("blk.0.attn_output.weight", vec![32, 32]),
+            ("blk.0.ffn_norm.weight", vec![32]),
+            ("blk.0.ffn_gate.weight", vec![32, 64]),
+            ("blk.0.ffn_up.weight", vec![32, 64]),
+            ("blk.0.ffn_down.weight", vec![64, 32]),
+        ] {
+            let n: u64 = dims.iter().product();
+            let data = (0..n)
+                .flat_map(|i| (0.01 * (i % 7) as f32).to_le_bytes())
+                .collect();
+            g.tensor(t, &dims, GgmlType::F32, data);
+        }
+        let path = dir.join(name);
+        std::fs::write(&path, g.to_bytes()).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    /// A GGUF with scaled rope metadata runs with llama.cpp's rotation of it: linear factor 4
+    /// is ω_k/4 (freq_scale = 1/4 exactly in f32) with cos/sin unscaled; YaRN factor 4 keeps
+    /// the highest frequency (extrapolation), divides the lowest by 4 and multiplies cos/sin by
+    /// 1 + 0.1·ln 4. (llama.cpp's own logits on such files: tests/llamacpp_oracle.rs.)
+    #[test]
+    fn a_scaled_gguf_runs_with_llamacpps_rotation() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctx = Context::default();
+        let plain = open_checkpoint(&file(dir.path(), "plain.gguf", &[]), &ctx).unwrap();
+        let s = |x: &str| Value::String(x.into());
+        let linear = file(
+            dir.path(),
+            "linear.gguf",
+            &[
+                ("llama.rope.scaling.type", s("linear")),
+                ("llama.rope.scaling.factor", Value::F32(4.0)),
+            ],
+        );
+        let linear = open_checkpoint(&linear, &ctx).unwrap();
+        let yarn = file(
+            dir.path(),
+            "yarn.gguf",
+            &[
+                ("llama.rope.scaling.type", s("yarn")),
+                ("llama.rope.scaling.factor", Value::F32(4.0)),
+                ("llama.rope.scaling.original_context_length", Value::U32(32)),
+            ],
+        );
+        let yarn = open_checkpoint(&yarn, &ctx).unwrap();
+        let (p, l, y) = (&plain.config, &linear.config, &yarn.config);
+        assert_eq!((p.inv_freq.len(), p.rope_attention_factor), (8, 1.0));
+        for (k, (&a, &b)) in p.inv_freq.iter().zip(&l.inv_freq).enumerate() {
+            // plain is θ^(−2k/d) rounded to f32; linear is llama.cpp's f64 reading of it.
+            assert!((b - a / 4.0).abs() <= 1e-7 * a, "plane {k}: {b} vs {a}/4");
+        }
+        assert_eq!(l.rope_attention_factor, 1.0);
+        let (hi, lo) = (y.inv_freq[0] / p.inv_freq[0], y.inv_freq[7] / p.inv_freq[7]);
+        assert!((hi - 1.0).abs() < 1e-6 && (lo - 0.25).abs() < 1e-6, "{hi} {lo}");
+        assert!((y.rope_attention_factor - (1.0 + 0.1 * 4f64.ln())).abs() < 1e-6);
+        // And the forward runs on it.
+        let m = yarn.load(&ctx).unwrap();
+        let ids = [0u32, 1, 2, 3];
+        let out = m
+            .weights
+            .forward(
+                &ids,
+                &crate::model::llama::ForwardOptions {
+                    logits_at: vec![3],
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        assert!(out.logits.iter().all(|x| x.is_finite()));
+    }
 }
