@@ -57,7 +57,9 @@ fn setup() -> Option<(PathBuf, String)> {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        skip(&format!("`{py}` lacks gguf and llama-cpp-python (pip install llama-cpp-python)"));
+        skip(&format!(
+            "`{py}` lacks gguf and llama-cpp-python (pip install llama-cpp-python)"
+        ));
         return None;
     }
     Some((path, py))
@@ -128,7 +130,8 @@ fn llamacpp_rotates_scaled_smollm2_files_as_attnlab_models_it() {
         let file = doc["variants"][v]["path"].as_str().unwrap();
         let m = open_checkpoint(file, &ctx).unwrap().load(&ctx).unwrap();
         let c = &m.weights.config;
-        tol = (c.layers + 1) as f64 * 8.0 * f64::from(f32::EPSILON) * (c.dim + c.ffn_dim + n) as f64;
+        tol =
+            (c.layers + 1) as f64 * 8.0 * f64::from(f32::EPSILON) * (c.dim + c.ffn_dim + n) as f64;
         let out = m
             .weights
             .forward(
@@ -162,12 +165,18 @@ fn llamacpp_rotates_scaled_smollm2_files_as_attnlab_models_it() {
         );
         assert!(same < tol, "{v}: {same:e} ≥ {tol:e}");
         for (w, e) in &others {
-            assert!(*e > tol, "{v}: the {w} rotation is within the bound too ({e:e})");
+            assert!(
+                *e > tol,
+                "{v}: the {w} rotation is within the bound too ({e:e})"
+            );
         }
         let argmax = |l: &[f64]| {
             l.iter()
                 .enumerate()
-                .fold((0, f64::NEG_INFINITY), |m, (k, &x)| if x > m.1 { (k, x) } else { m })
+                .fold(
+                    (0, f64::NEG_INFINITY),
+                    |m, (k, &x)| if x > m.1 { (k, x) } else { m },
+                )
                 .0
         };
         assert_eq!(argmax(&ours[i]), argmax(&theirs), "{v}: the argmax");

@@ -105,7 +105,11 @@ pub fn config(f: &GgufFile, qk: QkRows) -> Result<LlamaConfig> {
 ///
 /// # Errors
 /// As [`config`]; a rotation whose plane count is not `rope.dimension_count / 2`.
-pub fn config_rotated(f: &GgufFile, qk: QkRows, rotation: Option<&Rotation>) -> Result<LlamaConfig> {
+pub fn config_rotated(
+    f: &GgufFile,
+    qk: QkRows,
+    rotation: Option<&Rotation>,
+) -> Result<LlamaConfig> {
     let info = ModelInfo::from_gguf(f)?;
     info.require_supported()?;
     let arch = Arch::parse(&info.architecture)?;
@@ -129,7 +133,10 @@ pub fn config_rotated(f: &GgufFile, qk: QkRows, rotation: Option<&Rotation>) -> 
             ))
         }
         Some(r) => (r.inv_freq.clone(), r.cos_sin_factor),
-        None => (freqs.inv_freq_f32.iter().map(|&w| f64::from(w)).collect(), 1.0),
+        None => (
+            freqs.inv_freq_f32.iter().map(|&w| f64::from(w)).collect(),
+            1.0,
+        ),
     };
     let permuted = matches!(arch, Arch::Llama | Arch::Mistral);
     let layout = match (permuted, qk) {

@@ -550,7 +550,10 @@ mod tests {
         }
         assert_eq!(l.rope_attention_factor, 1.0);
         let (hi, lo) = (y.inv_freq[0] / p.inv_freq[0], y.inv_freq[7] / p.inv_freq[7]);
-        assert!((hi - 1.0).abs() < 1e-6 && (lo - 0.25).abs() < 1e-6, "{hi} {lo}");
+        assert!(
+            (hi - 1.0).abs() < 1e-6 && (lo - 0.25).abs() < 1e-6,
+            "{hi} {lo}"
+        );
         assert!((y.rope_attention_factor - (1.0 + 0.1 * 4f64.ln())).abs() < 1e-6);
         // And the forward runs on it.
         let m = yarn.load(&ctx).unwrap();
