@@ -52,7 +52,7 @@ impl PyModel {
     /// trained context.
     fn token_ids(&self, text: Option<String>, ids: Option<Vec<u32>>) -> Result<Vec<u32>> {
         let ctx = Context {
-            limits: self.limits.clone(),
+            limits: self.limits,
             ..Context::default()
         };
         let v = match (text, ids) {
@@ -308,7 +308,7 @@ pub fn load_model(
         limits.max_work = w;
     }
     let ctx = Context {
-        limits: limits.clone(),
+        limits,
         ..Context::default()
     };
     let loaded = py

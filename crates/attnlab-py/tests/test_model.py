@@ -199,3 +199,21 @@ def test_bad_input_is_one_clear_error(model):
         model.predict([1] * 8193)
     with pytest.raises(FileNotFoundError):
         attnlab.model.load("/nonexistent/model.gguf")
+
+
+def test_the_budgets_are_load_options_named_in_python_words(model):
+    # A 512-token prefill is about 1.3e11 operations: over the default work budget (3.4e10), and
+    # the refusal names load's option, not the CLI's --max-work.
+    ids = [1] * 512
+    with pytest.raises(ValueError, match=r"max_work=") as e:
+        model.predict(ids)
+    assert "--max-work" not in str(e.value)
+    big = attnlab.model.load("smollm2-135m", max_work=1e12)
+    top = big.predict(ids, top=3).top
+    assert len(top) == 3 and all(np.isfinite(t.logit) and 0 < t.prob < 1 for t in top)
+    # The memory budget applies to the load itself (540 MB of f32 weights).
+    with pytest.raises(ValueError, match=r"max_memory="):
+        attnlab.model.load("smollm2-135m", max_memory=100_000_000)
+    for bad in (0, -1, float("nan"), "1G", True):
+        with pytest.raises(ValueError, match="max_work must be a positive number"):
+            attnlab.model.load("smollm2-135m", max_work=bad)
