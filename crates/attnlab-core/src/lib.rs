@@ -21,6 +21,7 @@
 //! | fixed blocks (`E`, `Wq`, `Wk`, `Wv`, `Wo`, `X`) from files | [`blocks`] |
 //! | a real trained model: GGUF files, dequantization, its tokenizer, its numbers | [`model`] |
 //! | floating-point types and emulated precisions | [`numeric`] |
+//! | `x·Wᵀ` of the real model's linear layers on a fast GEMM | [`matmul`] |
 //! | a real trained model: the Llama-family forward and its checkpoint readers | [`model`] |
 //! | phases m·ω reduced against the true 2π (shared by positions and spectra) | [`phase`] |
 //!
@@ -48,6 +49,7 @@ pub mod files;
 pub mod lab;
 pub mod layer;
 pub mod limits;
+pub mod matmul;
 pub mod model;
 pub mod number;
 pub mod numeric;

@@ -346,9 +346,9 @@ impl<T: Real> RopeTable<T> {
     }
 }
 
-/// `y = x·Wᵀ (+ b)` on ndarray's GEMM.
+/// `y = x·Wᵀ (+ b)` on the fast GEMM ([`crate::matmul`]).
 fn linear<T: Real>(x: ArrayView2<T>, w: &Array2<T>, b: Option<&Array1<T>>) -> Array2<T> {
-    let mut y = x.dot(&w.t());
+    let mut y = crate::matmul::matmul_t(x, w.view());
     if let Some(b) = b {
         for mut row in y.rows_mut() {
             row.zip_mut_with(b, |a, &bi| *a = *a + bi);
