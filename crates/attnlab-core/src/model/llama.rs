@@ -19,7 +19,7 @@
 //!
 //! Weights are stored as the checkpoints store them: a linear map's matrix is `out × in` and
 //! `y = x·Wᵀ`. Every product runs in `T` (f32 like the checkpoints' reference runs, or f64 for the
-//! round-off-or-structure diagnosis); projections use ndarray's GEMM (matrixmultiply, threaded),
+//! round-off-or-structure diagnosis); projections use the `gemm` crate ([`crate::matmul`], threaded),
 //! attention the fused kernel ([`crate::attention::grouped_attention`]).
 
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
