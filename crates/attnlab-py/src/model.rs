@@ -92,6 +92,7 @@ impl PyModel {
             &ForwardOptions {
                 positions: pos.positions(),
                 logits_at: vec![ids.len() - 1],
+                last_row_only: true,
                 ..ForwardOptions::default()
             },
         )?;

@@ -554,8 +554,10 @@ pub(crate) fn matmul_into<F: Real>(
 
 /// One head's operands, packed once and shared by all tiles.
 pub(crate) struct Head<'a, F> {
-    /// Queries (n × dk).
+    /// Queries: the rows for sequence positions `q0 …` (at most n × dk).
     pub q: ndarray::ArrayView2<'a, F>,
+    /// The sequence position of `q`'s first row (0 unless only the last queries are asked for).
+    pub q0: usize,
     /// `K` (n × dk) packed by [`pack_a_into`]: groups of 6 keys.
     pub kp: &'a [F],
     /// `Vᵀ` (dv × n) packed by [`pack_a_into`]: groups of 6 value columns.
@@ -578,7 +580,7 @@ impl<F: Real> Head<'_, F> {
         qt[..self.dk * BQ].fill(F::zero());
         for (r, row) in self
             .q
-            .slice(ndarray::s![i0..i1, ..])
+            .slice(ndarray::s![i0 - self.q0..i1 - self.q0, ..])
             .rows()
             .into_iter()
             .enumerate()

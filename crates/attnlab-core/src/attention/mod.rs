@@ -629,6 +629,7 @@ fn fused_forward<F: Real>(
         } else {
             qv.slice(s![.., hd * dk..(hd + 1) * dk])
         },
+        q0: 0,
         kp: &kp[hd * klen..(hd + 1) * klen],
         vtp: &vtp[hd * vlen..(hd + 1) * vlen],
         n,
@@ -744,7 +745,43 @@ pub fn grouped_attention<T: Real>(
     kv_heads: usize,
     mask: Mask,
 ) -> Result<Array2<T>> {
-    let n = q.nrows();
+    if q.nrows() != k.nrows() || v.nrows() != k.nrows() {
+        return Err(Error::shape(
+            "grouped attention",
+            "Q, K, V with the same number (≥ 1) of rows",
+            format!("{}, {}, {} rows", q.nrows(), k.nrows(), v.nrows()),
+        ));
+    }
+    grouped_attention_rows(q, k, v, heads, kv_heads, mask, 0)
+}
+
+/// [`grouped_attention`] for the queries of positions `q0 … q0 + q.nrows() − 1` only, against
+/// all `n` keys and values (`q0 + q.nrows() ≤ n`): the rows of the full result for those
+/// positions, bit for bit (each query row's online softmax runs over the same key blocks in
+/// the same order whichever other rows are computed). A causal model's last position needs
+/// only its own query: `q0 = n − 1`.
+///
+/// ```
+/// use attnlab_core::attention::{grouped_attention, grouped_attention_rows, Mask};
+/// use ndarray::{array, s};
+/// let x = array![[1.0f64, 0.0], [0.0, 1.0], [1.0, 1.0]];
+/// let all = grouped_attention(x.view(), x.view(), x.view(), 1, 1, Mask::Causal).unwrap();
+/// let last = grouped_attention_rows(x.slice(s![2.., ..]), x.view(), x.view(), 1, 1, Mask::Causal, 2).unwrap();
+/// assert_eq!(last.row(0), all.row(2));
+/// ```
+///
+/// # Errors
+/// As [`grouped_attention`], or query rows past the keys.
+pub fn grouped_attention_rows<T: Real>(
+    q: ArrayView2<T>,
+    k: ArrayView2<T>,
+    v: ArrayView2<T>,
+    heads: usize,
+    kv_heads: usize,
+    mask: Mask,
+    q0: usize,
+) -> Result<Array2<T>> {
+    let n = k.nrows();
     if heads == 0 || kv_heads == 0 || !heads.is_multiple_of(kv_heads) {
         return Err(Error::invalid(
             "head counts",
@@ -752,11 +789,11 @@ pub fn grouped_attention<T: Real>(
             "at least 1 of each, query heads a multiple of key/value heads",
         ));
     }
-    if n == 0 || k.nrows() != n || v.nrows() != n {
+    if n == 0 || v.nrows() != n || q.nrows() == 0 || q0 + q.nrows() > n {
         return Err(Error::shape(
             "grouped attention",
-            "Q, K, V with the same number (≥ 1) of rows",
-            format!("{}, {}, {} rows", n, k.nrows(), v.nrows()),
+            "K and V with the same number n ≥ 1 of rows, Q with 1 … n − q0",
+            format!("Q {} from {q0}, K {}, V {} rows", q.nrows(), n, v.nrows()),
         ));
     }
     if !q.ncols().is_multiple_of(heads)
@@ -771,7 +808,7 @@ pub fn grouped_attention<T: Real>(
         ));
     }
     // `Real` requires the kernel's `Float`, so the fused kernel runs in `T` itself.
-    Ok(grouped_fused::<T>(q, k, v, heads, kv_heads, mask))
+    Ok(grouped_fused::<T>(q, k, v, heads, kv_heads, mask, q0))
 }
 
 fn grouped_fused<F: Real>(
@@ -781,9 +818,11 @@ fn grouped_fused<F: Real>(
     heads: usize,
     kv_heads: usize,
     mask: Mask,
+    q0: usize,
 ) -> Array2<F> {
     use rayon::prelude::*;
-    let n = q.nrows();
+    let n = k.nrows();
+    let nq = q.nrows();
     let dk = q.ncols() / heads;
     let dv = v.ncols() / kv_heads;
     let group = heads / kv_heads;
@@ -803,6 +842,7 @@ fn grouped_fused<F: Real>(
         let g = hd / group;
         kernel::Head {
             q: q.slice(s![.., hd * dk..(hd + 1) * dk]),
+            q0,
             kp: &kp[g * klen..(g + 1) * klen],
             vtp: &vtp[g * vlen..(g + 1) * vlen],
             n,
@@ -812,16 +852,16 @@ fn grouped_fused<F: Real>(
             inv_scale,
         }
     };
-    let ntiles = n.div_ceil(kernel::BQ);
-    let mut tiles = vec![F::zero(); heads * n * dv];
-    let work = n * n * (dk + dv) * heads;
+    let ntiles = nq.div_ceil(kernel::BQ);
+    let mut tiles = vec![F::zero(); heads * nq * dv];
+    let work = nq * n * (dk + dv) * heads;
     let run = |(task, ob): (usize, &mut [F])| {
         let (hd, t) = (task / ntiles, task % ntiles);
-        let i0 = t * kernel::BQ;
-        kernel::forward_tile(&head_op(hd), i0, (i0 + kernel::BQ).min(n), ob);
+        let i0 = q0 + t * kernel::BQ;
+        kernel::forward_tile(&head_op(hd), i0, (i0 + kernel::BQ).min(q0 + nq), ob);
     };
     let chunks = tiles
-        .chunks_mut(n * dv)
+        .chunks_mut(nq * dv)
         .flat_map(|o| o.chunks_mut(kernel::BQ * dv));
     if work >= SMALL_WORK {
         chunks
@@ -832,12 +872,12 @@ fn grouped_fused<F: Real>(
     } else {
         chunks.enumerate().for_each(run);
     }
-    let mut concat = Array2::<F>::zeros((n, heads * dv));
+    let mut concat = Array2::<F>::zeros((nq, heads * dv));
     for (i, mut row) in concat.rows_mut().into_iter().enumerate() {
         for hd in 0..heads {
             row.slice_mut(s![hd * dv..(hd + 1) * dv])
                 .iter_mut()
-                .zip(&tiles[(hd * n + i) * dv..(hd * n + i + 1) * dv])
+                .zip(&tiles[(hd * nq + i) * dv..(hd * nq + i + 1) * dv])
                 .for_each(|(d, &x)| *d = x);
         }
     }

@@ -25,7 +25,7 @@
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 use serde::Serialize;
 
-use crate::attention::{grouped_attention, Mask};
+use crate::attention::{grouped_attention_rows, Mask};
 use crate::limits::{self, Budget};
 use crate::phase::reduce_angle;
 use crate::position::rotary::Layout;
@@ -269,6 +269,14 @@ pub struct ForwardOptions {
     pub keep_hidden: bool,
     /// Positions whose logits are computed (after the final norm).
     pub logits_at: Vec<usize>,
+    /// Run the last layer for the last positions only: its keys and values for every position,
+    /// its queries, attention, output projection and MLP for the last two positions (one when
+    /// n = 1) — what a next-token prediction needs; the other positions' share of that layer is
+    /// not computed. Two rows, not one: a one-row product takes the GEMM's matrix–vector path,
+    /// which orders its sums differently, while the rows of a product of two or more rows equal
+    /// the full run's bit for bit (tested). Requires every layer to run and
+    /// `logits_at == [n − 1]`; `last` then holds those last rows.
+    pub last_row_only: bool,
 }
 
 impl Default for ForwardOptions {
@@ -279,6 +287,7 @@ impl Default for ForwardOptions {
             layers: None,
             keep_hidden: false,
             logits_at: Vec::new(),
+            last_row_only: false,
         }
     }
 }
@@ -322,14 +331,20 @@ impl<T: Real> RopeTable<T> {
     /// place: plane `k` = columns `(2k, 2k+1)` (interleaved) or `(k, k + r/2)` (half-split) of
     /// the head, `y_a = x_a·c − x_b·s`, `y_b = x_a·s + x_b·c`.
     pub fn rotate(&self, x: &mut Array2<T>, head_dim: usize) {
+        self.rotate_from(x, head_dim, 0);
+    }
+
+    /// [`RopeTable::rotate`] for rows that hold positions `first …` of the table.
+    fn rotate_from(&self, x: &mut Array2<T>, head_dim: usize, first: usize) {
         let half = self.cos.ncols();
+        let rows = first..first + x.nrows();
         let (stride, off) = match self.layout {
             Layout::Interleaved => (2, 1),
             Layout::HalfSplit => (1, half),
         };
         Zip::from(x.rows_mut())
-            .and(self.cos.rows())
-            .and(self.sin.rows())
+            .and(self.cos.slice(ndarray::s![rows.clone(), ..]).rows())
+            .and(self.sin.slice(ndarray::s![rows, ..]).rows())
             .for_each(|mut row, c, sn| {
                 let heads = row.len() / head_dim;
                 for h in 0..heads {
@@ -359,19 +374,45 @@ fn linear<T: Real>(x: ArrayView2<T>, w: &Array2<T>, b: Option<&Array1<T>>) -> Ar
 
 /// RMSNorm of each row (`g ⊙ x / √(mean(x²) + ε)`), or of each `width`-column group of a row.
 fn rms_norm<T: Real>(x: ArrayView2<T>, g: ArrayView1<T>, eps: f64, width: usize) -> Array2<T> {
-    let mut y = x.to_owned();
+    let mut y = Array2::from_shape_vec(x.dim(), x.iter().copied().collect()).expect("x's shape");
     let eps = T::from_f64(eps);
     let w = T::from_f64(width as f64);
-    for mut row in y.rows_mut() {
-        for mut grp in row.exact_chunks_mut(width) {
+    let norm = |_: usize, row: &mut [T]| {
+        for grp in row.chunks_exact_mut(width) {
             let ss = grp.iter().fold(T::zero(), |a, &v| a + v * v);
             let inv = T::one() / (ss / w + eps).sqrt();
-            Zip::from(&mut grp)
-                .and(g)
-                .for_each(|v, &gi| *v = gi * (*v * inv));
+            for (v, &gi) in grp.iter_mut().zip(g) {
+                *v = gi * (*v * inv);
+            }
+        }
+    };
+    elementwise(y.as_slice_mut().expect("standard layout"), x.ncols(), norm);
+    y
+}
+
+/// Element-wise passes over at least this many values run on rayon's threads.
+const PARALLEL_ELEMENTS: usize = 1 << 15;
+
+/// Applies `f(offset, row)` to each `row_len`-long row of `data` (`offset` its first index in
+/// `data`), on rayon's threads when `data` is large; each row's values are those of a serial
+/// pass.
+fn elementwise<T: Real>(data: &mut [T], row_len: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    use rayon::prelude::*;
+    let row_len = row_len.max(1);
+    if data.len() >= PARALLEL_ELEMENTS && rayon::current_num_threads() > 1 {
+        let span = (PARALLEL_ELEMENTS / 4 / row_len).max(1) * row_len;
+        data.par_chunks_mut(span)
+            .enumerate()
+            .for_each(|(b, piece)| {
+                for (r, row) in piece.chunks_mut(row_len).enumerate() {
+                    f(b * span + r * row_len, row);
+                }
+            });
+    } else {
+        for (r, row) in data.chunks_mut(row_len).enumerate() {
+            f(r * row_len, row);
         }
     }
-    y
 }
 
 fn silu<T: Real>(z: T) -> T {
@@ -547,9 +588,23 @@ impl<T: Real> LlamaWeights<T> {
         rope: Option<&RopeTable<T>>,
         mask: Mask,
     ) -> Result<Array2<T>> {
+        self.attention_from(l, h, rope, mask, 0)
+    }
+
+    /// [`LlamaWeights::attention`]'s rows for positions `q0 …` only (keys and values from every
+    /// position of `h`).
+    fn attention_from(
+        &self,
+        l: usize,
+        h: ArrayView2<T>,
+        rope: Option<&RopeTable<T>>,
+        mask: Mask,
+        q0: usize,
+    ) -> Result<Array2<T>> {
         let c = &self.config;
-        let (q, k, v) = self.projections(l, h, rope)?;
-        let o = grouped_attention(q.view(), k.view(), v.view(), c.heads, c.kv_heads, mask)?;
+        let (q, k, v) = self.projections_from(l, h, rope, q0)?;
+        let o =
+            grouped_attention_rows(q.view(), k.view(), v.view(), c.heads, c.kv_heads, mask, q0)?;
         let lw = self.layer(l)?;
         Ok(linear(o.view(), &lw.wo, lw.bo.as_ref()))
     }
@@ -611,6 +666,18 @@ impl<T: Real> LlamaWeights<T> {
         h: ArrayView2<T>,
         rope: Option<&RopeTable<T>>,
     ) -> Result<(Array2<T>, Array2<T>, Array2<T>)> {
+        self.projections_from(l, h, rope, 0)
+    }
+
+    /// [`LlamaWeights::projections`] with the queries of positions `q0 …` only (`q` is
+    /// `(n − q0) × heads·head_dim`; keys and values for every position).
+    fn projections_from(
+        &self,
+        l: usize,
+        h: ArrayView2<T>,
+        rope: Option<&RopeTable<T>>,
+        q0: usize,
+    ) -> Result<(Array2<T>, Array2<T>, Array2<T>)> {
         let c = &self.config;
         let lw = self.layer(l)?;
         if h.ncols() != c.dim || h.nrows() == 0 {
@@ -621,7 +688,7 @@ impl<T: Real> LlamaWeights<T> {
             ));
         }
         let x = rms_norm(h, lw.attn_norm.view(), c.rms_eps, c.dim);
-        let mut q = linear(x.view(), &lw.wq, lw.bq.as_ref());
+        let mut q = linear(x.slice(ndarray::s![q0.., ..]), &lw.wq, lw.bq.as_ref());
         let mut k = linear(x.view(), &lw.wk, lw.bk.as_ref());
         let v = linear(x.view(), &lw.wv, lw.bv.as_ref());
         if let (Some(qn), Some(kn)) = (&lw.q_norm, &lw.k_norm) {
@@ -636,7 +703,7 @@ impl<T: Real> LlamaWeights<T> {
                     r.cos.nrows(),
                 ));
             }
-            r.rotate(&mut q, c.head_dim);
+            r.rotate_from(&mut q, c.head_dim, q0);
             r.rotate(&mut k, c.head_dim);
         }
         Ok((q, k, v))
@@ -675,9 +742,17 @@ impl<T: Real> LlamaWeights<T> {
         let x = rms_norm(h, lw.ffn_norm.view(), self.config.rms_eps, self.config.dim);
         let mut g = linear(x.view(), &lw.w_gate, None);
         let u = linear(x.view(), &lw.w_up, None);
-        Zip::from(&mut g)
-            .and(&u)
-            .for_each(|a, &b| *a = silu(*a) * b);
+        // SwiGLU: g ← silu(g) ⊙ u, pairing the two row-major products by flat index.
+        let (gs, us) = (
+            g.as_slice_mut().expect("standard layout"),
+            u.as_slice().expect("standard layout"),
+        );
+        elementwise(gs, lw.w_up.nrows(), |off, row| {
+            let len = row.len();
+            for (a, &b) in row.iter_mut().zip(&us[off..off + len]) {
+                *a = silu(*a) * b;
+            }
+        });
         Ok(linear(g.view(), &lw.w_down, None))
     }
 
@@ -706,8 +781,20 @@ impl<T: Real> LlamaWeights<T> {
         rope: Option<&RopeTable<T>>,
         mask: Mask,
     ) -> Result<Array2<T>> {
-        let mut h1 = self.attention(l, h, rope, mask)?;
-        h1.zip_mut_with(&h, |a, &b| *a = *a + b);
+        self.block_from(l, h, rope, mask, 0)
+    }
+
+    /// [`LlamaWeights::block`]'s rows for positions `q0 …` only.
+    fn block_from(
+        &self,
+        l: usize,
+        h: ArrayView2<T>,
+        rope: Option<&RopeTable<T>>,
+        mask: Mask,
+        q0: usize,
+    ) -> Result<Array2<T>> {
+        let mut h1 = self.attention_from(l, h, rope, mask, q0)?;
+        h1.zip_mut_with(&h.slice(ndarray::s![q0.., ..]), |a, &b| *a = *a + b);
         let m = self.mlp(l, h1.view())?;
         h1.zip_mut_with(&m, |a, &b| *a = *a + b);
         Ok(h1)
@@ -770,15 +857,33 @@ impl<T: Real> LlamaWeights<T> {
                 format!("at most the model's {}", c.layers),
             ));
         }
-        let rope = self.rope_table(h.nrows(), &opts.positions)?;
+        let n = h.nrows();
+        if opts.last_row_only && (run != c.layers || opts.logits_at != [n.saturating_sub(1)]) {
+            return Err(Error::invalid(
+                "last-row-only forward",
+                format!("{run} layers, logits at {:?}", opts.logits_at),
+                format!(
+                    "every layer ({}) and the logits of the last position only",
+                    c.layers
+                ),
+            ));
+        }
+        let rope = self.rope_table(n, &opts.positions)?;
         let mut hidden = Vec::new();
         for l in 0..run {
-            h = self.block(l, h.view(), rope.as_ref(), opts.mask)?;
+            let q0 = if opts.last_row_only && l + 1 == run {
+                n.saturating_sub(2)
+            } else {
+                0
+            };
+            h = self.block_from(l, h.view(), rope.as_ref(), opts.mask, q0)?;
             if opts.keep_hidden {
                 hidden.push(h.clone());
             }
         }
-        let logits = if run == c.layers && !opts.logits_at.is_empty() {
+        let logits = if opts.last_row_only {
+            self.logits(h.view(), &[h.nrows() - 1])?
+        } else if run == c.layers && !opts.logits_at.is_empty() {
             self.logits(h.view(), &opts.logits_at)?
         } else {
             Array2::zeros((0, c.vocab))
@@ -845,8 +950,96 @@ pub fn top_k<T: Real>(row: ArrayView1<T>, k: usize) -> Vec<(usize, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attention::Attention;
+    use crate::attention::{grouped_attention, Attention};
     use crate::rng::{Gaussian, StdGaussian};
+
+    /// A random two-layer model of SmolLM2's widths (576 wide, 9 query and 3 key/value heads
+    /// of 64, SwiGLU 1536) over a 300-token vocabulary.
+    fn smollm_shaped() -> LlamaWeights<f32> {
+        let (d, heads, kv, hd, f, vocab) = (576, 9, 3, 64, 1536, 300);
+        let mut g = StdGaussian::new(21);
+        let mut m = |r: usize, c: usize| {
+            Array2::from_shape_fn((r, c), |_| g.standard_normal() / (c as f64).sqrt())
+        };
+        let mut layer = || LayerWeights {
+            attn_norm: Array1::ones(d),
+            wq: m(heads * hd, d),
+            wk: m(kv * hd, d),
+            wv: m(kv * hd, d),
+            wo: m(d, heads * hd),
+            bq: None,
+            bk: None,
+            bv: None,
+            bo: None,
+            q_norm: None,
+            k_norm: None,
+            ffn_norm: Array1::ones(d),
+            w_gate: m(f, d),
+            w_up: m(f, d),
+            w_down: m(d, f),
+        };
+        let layers = vec![layer(), layer()];
+        LlamaWeights {
+            config: LlamaConfig {
+                arch: Arch::Llama,
+                layers: 2,
+                dim: d,
+                heads,
+                kv_heads: kv,
+                head_dim: hd,
+                ffn_dim: f,
+                vocab,
+                rms_eps: 1e-5,
+                inv_freq: (0..hd / 2)
+                    .map(|k| 1e5f64.powf(-2.0 * k as f64 / hd as f64))
+                    .collect(),
+                rope_attention_factor: 1.0,
+                rope_layout: Layout::HalfSplit,
+                context_length: None,
+                sliding_window: None,
+                tied: true,
+            },
+            embed: m(vocab, d),
+            layers,
+            final_norm: Array1::ones(d),
+            output: None,
+        }
+        .cast()
+    }
+
+    /// Running the last layer for the last positions only gives the full run's logits bit for
+    /// bit (the same products, summed in the same order, for the rows that are computed), with
+    /// and without the rotation, for sequence lengths around the kernel's tiles.
+    #[test]
+    fn the_last_row_only_forward_equals_the_full_forward() {
+        let w = smollm_shaped();
+        for n in [1usize, 2, 31, 64, 97] {
+            let ids: Vec<u32> = (0..n as u32).map(|i| (i * 37 + 5) % 300).collect();
+            for positions in [Positions::Rope, Positions::None] {
+                let full = ForwardOptions {
+                    positions: positions.clone(),
+                    logits_at: vec![n - 1],
+                    ..ForwardOptions::default()
+                };
+                let fast = ForwardOptions {
+                    last_row_only: true,
+                    ..full.clone()
+                };
+                let a = w.forward(&ids, &full).unwrap();
+                let b = w.forward(&ids, &fast).unwrap();
+                assert_eq!(b.last.dim(), (n.min(2), 576));
+                assert_eq!(b.last.row(n.min(2) - 1), a.last.row(n - 1), "n = {n}");
+                assert_eq!(b.logits, a.logits, "n = {n}");
+            }
+        }
+        let bad = ForwardOptions {
+            last_row_only: true,
+            logits_at: vec![0],
+            ..ForwardOptions::default()
+        };
+        let e = w.forward(&[1, 2, 3], &bad).unwrap_err().to_string();
+        assert!(e.contains("logits at [0]"), "{e}");
+    }
 
     fn gauss(rows: usize, cols: usize, seed: u64) -> Array2<f64> {
         let mut g = StdGaussian::new(seed);
@@ -899,6 +1092,40 @@ mod tests {
                 "head {h}: {err:e}"
             );
         }
+    }
+
+    /// The queries of positions `q0 …` alone give the full result's rows bit for bit, across
+    /// the kernel's tile boundaries, with and without the causal mask.
+    #[test]
+    fn attention_for_the_last_queries_equals_those_rows_of_the_full_result() {
+        let (n, heads, kv, dk) = (70, 4, 2, 8);
+        let q = gauss(n, heads * dk, 6);
+        let k = gauss(n, kv * dk, 7);
+        let v = gauss(n, kv * dk, 8);
+        for mask in [Mask::Causal, Mask::None] {
+            let full = grouped_attention(q.view(), k.view(), v.view(), heads, kv, mask).unwrap();
+            for q0 in [0, 1, 30, 63, 64, 69] {
+                let part = grouped_attention_rows(
+                    q.slice(ndarray::s![q0.., ..]),
+                    k.view(),
+                    v.view(),
+                    heads,
+                    kv,
+                    mask,
+                    q0,
+                )
+                .unwrap();
+                assert_eq!(
+                    part,
+                    full.slice(ndarray::s![q0.., ..]),
+                    "{mask:?} from {q0}"
+                );
+            }
+        }
+        let e = grouped_attention_rows(q.view(), k.view(), v.view(), heads, kv, Mask::None, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("Q 70 from 1"), "{e}");
     }
 
     /// Grouped attention with one K/V head per query head is the existing multi-head layer;

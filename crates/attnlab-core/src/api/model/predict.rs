@@ -130,6 +130,7 @@ pub fn run(r: &ModelPredictRequest, ctx: &Context) -> Result<ModelPredictReport>
         &ForwardOptions {
             positions: r.pos.positions(),
             logits_at: vec![ids.len() - 1],
+            last_row_only: true,
             ..ForwardOptions::default()
         },
     )?;
