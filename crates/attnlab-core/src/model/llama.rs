@@ -678,6 +678,32 @@ impl<T: Real> LlamaWeights<T> {
         rope: Option<&RopeTable<T>>,
         q0: usize,
     ) -> Result<(Array2<T>, Array2<T>, Array2<T>)> {
+        let (x, mut q, mut k) = self.unrotated(l, h, q0)?;
+        let lw = self.layer(l)?;
+        let v = linear(x.view(), &lw.wv, lw.bv.as_ref());
+        if let Some(r) = rope {
+            if r.cos.nrows() != h.nrows() {
+                return Err(Error::shape(
+                    "rotary table",
+                    format!("{} positions", h.nrows()),
+                    r.cos.nrows(),
+                ));
+            }
+            r.rotate_from(&mut q, self.config.head_dim, q0);
+            r.rotate(&mut k, self.config.head_dim);
+        }
+        Ok((q, k, v))
+    }
+
+    /// Layer `l`'s normalised input `x = RMSNorm(h)` and, before the rotation, its queries for
+    /// positions `q0 …` and keys for every position (projections with their biases, qwen3's
+    /// per-head norms).
+    fn unrotated(
+        &self,
+        l: usize,
+        h: ArrayView2<T>,
+        q0: usize,
+    ) -> Result<(Array2<T>, Array2<T>, Array2<T>)> {
         let c = &self.config;
         let lw = self.layer(l)?;
         if h.ncols() != c.dim || h.nrows() == 0 {
@@ -690,23 +716,11 @@ impl<T: Real> LlamaWeights<T> {
         let x = rms_norm(h, lw.attn_norm.view(), c.rms_eps, c.dim);
         let mut q = linear(x.slice(ndarray::s![q0.., ..]), &lw.wq, lw.bq.as_ref());
         let mut k = linear(x.view(), &lw.wk, lw.bk.as_ref());
-        let v = linear(x.view(), &lw.wv, lw.bv.as_ref());
         if let (Some(qn), Some(kn)) = (&lw.q_norm, &lw.k_norm) {
             q = rms_norm(q.view(), qn.view(), c.rms_eps, c.head_dim);
             k = rms_norm(k.view(), kn.view(), c.rms_eps, c.head_dim);
         }
-        if let Some(r) = rope {
-            if r.cos.nrows() != h.nrows() {
-                return Err(Error::shape(
-                    "rotary table",
-                    format!("{} positions", h.nrows()),
-                    r.cos.nrows(),
-                ));
-            }
-            r.rotate_from(&mut q, c.head_dim, q0);
-            r.rotate(&mut k, c.head_dim);
-        }
-        Ok((q, k, v))
+        Ok((x, q, k))
     }
 
     /// Layer `l`'s queries and keys before the rotation (`n × heads·head_dim`,
@@ -715,24 +729,9 @@ impl<T: Real> LlamaWeights<T> {
     /// `|q_plane|` and `|k_plane|` are the same before and after it (`rope usage`).
     ///
     /// # Errors
-    /// `l` out of range or `h` of the wrong width.
+    /// `l` out of range, `h` of the wrong width or without rows.
     pub fn qk(&self, l: usize, h: ArrayView2<T>) -> Result<(Array2<T>, Array2<T>)> {
-        let c = &self.config;
-        let lw = self.layer(l)?;
-        if h.ncols() != c.dim {
-            return Err(Error::shape(
-                format!("layer {l} input"),
-                format!("n×{}", c.dim),
-                format!("{}×{}", h.nrows(), h.ncols()),
-            ));
-        }
-        let x = rms_norm(h, lw.attn_norm.view(), c.rms_eps, c.dim);
-        let mut q = linear(x.view(), &lw.wq, lw.bq.as_ref());
-        let mut k = linear(x.view(), &lw.wk, lw.bk.as_ref());
-        if let (Some(qn), Some(kn)) = (&lw.q_norm, &lw.k_norm) {
-            q = rms_norm(q.view(), qn.view(), c.rms_eps, c.head_dim);
-            k = rms_norm(k.view(), kn.view(), c.rms_eps, c.head_dim);
-        }
+        let (_, q, k) = self.unrotated(l, h, 0)?;
         Ok((q, k))
     }
 
@@ -947,26 +946,46 @@ pub fn top_k<T: Real>(row: ArrayView1<T>, k: usize) -> Vec<(usize, f64)> {
     idx
 }
 
+/// SmolLM2-135M's widths (576 wide, 9 query and 3 key/value heads of 64, SwiGLU 1536, rope base
+/// 10⁵ half-split) with 2 layers and a 300-token vocabulary: the tests' synthetic config.
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::attention::{grouped_attention, Attention};
-    use crate::rng::{Gaussian, StdGaussian};
+pub(crate) fn test_config() -> LlamaConfig {
+    LlamaConfig {
+        arch: Arch::Llama,
+        layers: 2,
+        dim: 576,
+        heads: 9,
+        kv_heads: 3,
+        head_dim: 64,
+        ffn_dim: 1536,
+        vocab: 300,
+        rms_eps: 1e-5,
+        inv_freq: (0..32).map(|k| 1e5f64.powf(-(k as f64) / 32.0)).collect(),
+        rope_attention_factor: 1.0,
+        rope_layout: Layout::HalfSplit,
+        context_length: None,
+        sliding_window: None,
+        tied: true,
+    }
+}
 
-    /// A random two-layer model of SmolLM2's widths (576 wide, 9 query and 3 key/value heads
-    /// of 64, SwiGLU 1536) over a 300-token vocabulary.
-    fn smollm_shaped() -> LlamaWeights<f32> {
-        let (d, heads, kv, hd, f, vocab) = (576, 9, 3, 64, 1536, 300);
-        let mut g = StdGaussian::new(21);
-        let mut m = |r: usize, c: usize| {
-            Array2::from_shape_fn((r, c), |_| g.standard_normal() / (c as f64).sqrt())
-        };
-        let mut layer = || LayerWeights {
+/// A model of config `c` with standard-normal weights scaled by `1/√fan-in` (unit norms, no
+/// biases, tied output): the tests' synthetic checkpoint.
+#[cfg(test)]
+pub(crate) fn random_weights(c: LlamaConfig, seed: u64) -> LlamaWeights<f64> {
+    use crate::rng::{Gaussian, StdGaussian};
+    let mut g = StdGaussian::new(seed);
+    let mut m = |r: usize, cols: usize| {
+        Array2::from_shape_fn((r, cols), |_| g.standard_normal() / (cols as f64).sqrt())
+    };
+    let (d, hd, f) = (c.dim, c.head_dim, c.ffn_dim);
+    let layers = (0..c.layers)
+        .map(|_| LayerWeights {
             attn_norm: Array1::ones(d),
-            wq: m(heads * hd, d),
-            wk: m(kv * hd, d),
-            wv: m(kv * hd, d),
-            wo: m(d, heads * hd),
+            wq: m(c.heads * hd, d),
+            wk: m(c.kv_heads * hd, d),
+            wv: m(c.kv_heads * hd, d),
+            wo: m(d, c.heads * hd),
             bq: None,
             bk: None,
             bv: None,
@@ -977,42 +996,29 @@ mod tests {
             w_gate: m(f, d),
             w_up: m(f, d),
             w_down: m(d, f),
-        };
-        let layers = vec![layer(), layer()];
-        LlamaWeights {
-            config: LlamaConfig {
-                arch: Arch::Llama,
-                layers: 2,
-                dim: d,
-                heads,
-                kv_heads: kv,
-                head_dim: hd,
-                ffn_dim: f,
-                vocab,
-                rms_eps: 1e-5,
-                inv_freq: (0..hd / 2)
-                    .map(|k| 1e5f64.powf(-2.0 * k as f64 / hd as f64))
-                    .collect(),
-                rope_attention_factor: 1.0,
-                rope_layout: Layout::HalfSplit,
-                context_length: None,
-                sliding_window: None,
-                tied: true,
-            },
-            embed: m(vocab, d),
-            layers,
-            final_norm: Array1::ones(d),
-            output: None,
-        }
-        .cast()
+        })
+        .collect();
+    LlamaWeights {
+        embed: m(c.vocab, d),
+        layers,
+        final_norm: Array1::ones(d),
+        output: None,
+        config: c,
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attention::{grouped_attention, Attention};
+    use crate::rng::{Gaussian, StdGaussian};
 
     /// Running the last layer for the last positions only gives the full run's logits bit for
     /// bit (the same products, summed in the same order, for the rows that are computed), with
     /// and without the rotation, for sequence lengths around the kernel's tiles.
     #[test]
     fn the_last_row_only_forward_equals_the_full_forward() {
-        let w = smollm_shaped();
+        let w = random_weights(test_config(), 21).cast::<f32>();
         for n in [1usize, 2, 31, 64, 97] {
             let ids: Vec<u32> = (0..n as u32).map(|i| (i * 37 + 5) % 300).collect();
             for positions in [Positions::Rope, Positions::None] {

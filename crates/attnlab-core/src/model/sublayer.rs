@@ -125,54 +125,20 @@ impl<T: Real> AttentionSublayer<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::llama::{Arch, LlamaConfig};
-    use crate::position::rotary::Layout;
-    use crate::rng::{Gaussian, StdGaussian};
+    use crate::model::llama::{random_weights, test_config, LlamaConfig};
 
     fn tiny() -> LlamaWeights<f64> {
-        let (d, heads, kv, hd, f) = (8, 2, 1, 4, 6);
-        let mut g = StdGaussian::new(7);
-        let mut m = |r: usize, c: usize| Array2::from_shape_fn((r, c), |_| g.standard_normal());
-        let layer = LayerWeights {
-            attn_norm: Array1::ones(d),
-            wq: m(heads * hd, d),
-            wk: m(kv * hd, d),
-            wv: m(kv * hd, d),
-            wo: m(d, heads * hd),
-            bq: None,
-            bk: None,
-            bv: None,
-            bo: None,
-            q_norm: None,
-            k_norm: None,
-            ffn_norm: Array1::ones(d),
-            w_gate: m(f, d),
-            w_up: m(f, d),
-            w_down: m(d, f),
+        let c = LlamaConfig {
+            dim: 8,
+            heads: 2,
+            kv_heads: 1,
+            head_dim: 4,
+            ffn_dim: 6,
+            vocab: 5,
+            inv_freq: vec![1.0, 0.1],
+            ..test_config()
         };
-        LlamaWeights {
-            config: LlamaConfig {
-                arch: Arch::Llama,
-                layers: 2,
-                dim: d,
-                heads,
-                kv_heads: kv,
-                head_dim: hd,
-                ffn_dim: f,
-                vocab: 5,
-                rms_eps: 1e-5,
-                inv_freq: vec![1.0, 0.1],
-                rope_attention_factor: 1.0,
-                rope_layout: Layout::HalfSplit,
-                context_length: None,
-                sliding_window: None,
-                tied: true,
-            },
-            embed: m(5, d),
-            layers: vec![layer.clone(), layer],
-            final_norm: Array1::ones(d),
-            output: None,
-        }
+        random_weights(c, 7)
     }
 
     /// The sublayer is exactly the model's own attention of that layer (the same operations on
