@@ -165,29 +165,6 @@ impl Error {
         )
     }
 
-    /// The one refusal of a non-finite result, so that every command says the same thing about
-    /// the same overflow: `{what} in {dtype} is not finite (inf or NaN); the inputs overflow
-    /// {dtype}: …`.
-    ///
-    /// ```
-    /// let e = attnlab_core::Error::overflow("the layer's output", attnlab_core::Dtype::F32);
-    /// assert_eq!(e.kind(), attnlab_core::ErrorKind::NonFinite);
-    /// assert!(e.to_string().contains("--dtype f64"));
-    /// ```
-    pub fn overflow(what: impl fmt::Display, dtype: crate::Dtype) -> Self {
-        let wider = if dtype == crate::Dtype::F64 {
-            ""
-        } else {
-            ", or use --dtype f64"
-        };
-        Self::non_finite(
-            format!("{what} in {dtype}"),
-            format!(
-                "the inputs overflow {dtype}: use a smaller --index-scale or smaller block values{wider}"
-            ),
-        )
-    }
-
     /// A failure of a layer the caller supplied as a function; `message` says what it did
     /// (`f raised ZeroDivisionError: division by zero (on a 4×4 float64 input)`).
     pub fn layer(message: impl fmt::Display) -> Self {

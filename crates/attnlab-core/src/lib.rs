@@ -46,6 +46,7 @@ pub mod engines;
 pub mod error;
 pub mod experiment;
 pub mod files;
+mod float;
 pub mod lab;
 pub mod layer;
 pub mod limits;

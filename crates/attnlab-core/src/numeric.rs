@@ -16,7 +16,7 @@ use crate::choice::Choice;
 /// ndarray's GEMM path (`matrixmultiply`'s `sgemm`/`dgemm`).
 ///
 /// Every `Real` has the fused attention kernel's element operations (the sealed supertrait
-/// `attention::kernel::Float`: FMA, the vectorised exponential, the micro-kernel), so generic
+/// `float::Float`: FMA, the vectorised exponential, the micro-kernel), so generic
 /// code runs the kernel in its own type without a type test.
 pub trait Real:
     LinalgScalar
@@ -27,7 +27,7 @@ pub trait Real:
     + Sync
     + std::ops::Neg<Output = Self>
     + 'static
-    + crate::attention::kernel::Float
+    + crate::float::Float
 {
     /// Unit roundoff times two: the gap between 1 and the next representable number.
     const EPSILON: Self;
@@ -163,6 +163,29 @@ impl Dtype {
             Dtype::Bf16 => "bf16",
             Dtype::F16 => "f16",
         }
+    }
+
+    /// The one refusal of a non-finite result in this precision, so that every command says the
+    /// same thing about the same overflow: `{what} in {dtype} is not finite (inf or NaN); the
+    /// inputs overflow {dtype}: …`.
+    ///
+    /// ```
+    /// let e = attnlab_core::Dtype::F32.overflow("the layer's output");
+    /// assert_eq!(e.kind(), attnlab_core::ErrorKind::NonFinite);
+    /// assert!(e.to_string().contains("--dtype f64"));
+    /// ```
+    pub fn overflow(self, what: impl Display) -> crate::Error {
+        let wider = if self == Dtype::F64 {
+            ""
+        } else {
+            ", or use --dtype f64"
+        };
+        crate::Error::non_finite(
+            format!("{what} in {self}"),
+            format!(
+                "the inputs overflow {self}: use a smaller --index-scale or smaller block values{wider}"
+            ),
+        )
     }
 
     /// Machine epsilon: the gap between 1 and the next representable value, `2^(1-p)` for a

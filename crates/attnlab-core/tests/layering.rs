@@ -87,3 +87,153 @@ fn nothing_below_api_reads_api() {
     let found = naming(&["crate::api", "super::api"], &["api/"]);
     compare(&found, API_DEBT, "no module below api names api");
 }
+
+/// docs/ARCHITECTURE.md's layer diagram, bottom to top: a module imports only modules of its
+/// own layer or below.
+const LAYERS: &[&[&str]] = &[
+    &["number", "text", "report", "float"],
+    &[
+        "numeric", "error", "choice", "limits", "files", "phase", "rng", "chart",
+    ],
+    &[
+        "attention",
+        "blocks",
+        "recurrent",
+        "tokenizer",
+        "position",
+        "embedding",
+        "matmul",
+    ],
+    &["layer", "symmetry", "spectrum", "config"],
+    &["experiment", "engines", "model"],
+    &["claims", "lab", "predict", "session"],
+    &["present"],
+    &["api"],
+];
+
+/// The crate's root re-exports, by the module that defines them.
+const ROOT_ITEMS: &[(&str, &str)] = &[
+    ("Real", "numeric"),
+    ("Dtype", "numeric"),
+    ("Error", "error"),
+    ("ErrorKind", "error"),
+    ("Result", "error"),
+];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| l.contains(&module))
+}
+
+/// The top-level modules a file's code (comments and its `mod tests` left out) names through
+/// `crate::…` paths, `use crate::{a, b::c}` groups included.
+fn imports(code: &str) -> std::collections::BTreeSet<String> {
+    let code = code.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+    let mut out = std::collections::BTreeSet::new();
+    for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+        let mut rest = line;
+        while let Some(i) = rest.find("crate::") {
+            rest = &rest[i + "crate::".len()..];
+            let names: Vec<&str> = if let Some(group) = rest.strip_prefix('{') {
+                let end = group.find('}').unwrap_or(group.len());
+                group[..end].split(',').collect()
+            } else {
+                vec![rest]
+            };
+            for n in names {
+                let n = n.trim();
+                let end = n
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(n.len());
+                let name = &n[..end];
+                let module = ROOT_ITEMS
+                    .iter()
+                    .find(|(item, _)| *item == name)
+                    .map_or(name, |(_, m)| m);
+                if !module.is_empty() {
+                    out.insert(module.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The import graph between the core's top-level modules (a module's own submodules merged
+/// into it).
+fn module_graph() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut graph = std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).expect("under src/").to_path_buf();
+        let top = rel
+            .components()
+            .next()
+            .expect("a path")
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
+        if top == "lib" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).expect("a readable source file");
+        let deps = graph.entry(top.clone()).or_default();
+        deps.extend(imports(&text).into_iter().filter(|m| *m != top));
+    }
+    graph
+}
+
+#[test]
+fn every_module_is_in_the_diagram_and_imports_only_its_layer_or_below() {
+    let graph = module_graph();
+    let mut upward = Vec::new();
+    for (module, deps) in &graph {
+        let own = layer_of(module)
+            .unwrap_or_else(|| panic!("module `{module}` is not in ARCHITECTURE.md's layers"));
+        for d in deps {
+            match layer_of(d) {
+                Some(l) if l > own => upward.push(format!("{module} → {d}")),
+                Some(_) => {}
+                None => panic!("`{module}` names crate::{d}, which is not a module in the layers"),
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports running up the layers: {upward:?}"
+    );
+}
+
+#[test]
+fn no_import_circle_between_modules() {
+    let graph = module_graph();
+    // Depth-first search for a path from a module back to itself.
+    fn reaches(
+        graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+        from: &str,
+        target: &str,
+        seen: &mut std::collections::BTreeSet<String>,
+    ) -> bool {
+        graph.get(from).is_some_and(|deps| {
+            deps.iter()
+                .any(|d| d == target || (seen.insert(d.clone()) && reaches(graph, d, target, seen)))
+        })
+    }
+    let circles: Vec<&String> = graph
+        .keys()
+        .filter(|m| reaches(&graph, m, m, &mut Default::default()))
+        .collect();
+    assert!(
+        circles.is_empty(),
+        "modules on an import circle: {circles:?}"
+    );
+}
+
+#[test]
+fn the_import_scanner_reads_paths_and_groups() {
+    let code = "use crate::{number, text::shorten};\nlet e = crate::Error::x();\n// crate::api\n#[cfg(test)]\nmod tests { use crate::api; }";
+    let got: Vec<String> = imports(code).into_iter().collect();
+    assert_eq!(got, ["error", "number", "text"]);
+}

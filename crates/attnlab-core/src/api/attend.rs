@@ -359,10 +359,7 @@ pub fn run(req: &AttendRequest, ctx: &Context) -> Result<AttendReport> {
         .chain(pass.trace.k_mapped.iter())
         .any(|v| !v.is_finite())
     {
-        return Err(crate::Error::overflow(
-            crate::symmetry::LAYER_OUTPUT,
-            a.dtype,
-        ));
+        return Err(a.dtype.overflow(crate::symmetry::LAYER_OUTPUT));
     }
     let (n, dim) = inputs.x.dim();
     let heads = inputs.heads;

@@ -24,6 +24,7 @@
 use rayon::prelude::*;
 
 use super::exp;
+pub(crate) use crate::float::{Float, Scratch};
 use crate::Real;
 
 /// Rows per micro-kernel call.
@@ -32,54 +33,6 @@ pub(crate) const MR: usize = 6;
 pub(crate) const BQ: usize = 48;
 /// Keys per block of the online softmax (a multiple of [`MR`]).
 pub(crate) const BK: usize = 240;
-
-/// The fused kernels' element operations, which every [`Real`] has (`Real: Float`, so code
-/// generic over `Real` calls the kernels without a type test). Public only in name: this module
-/// is private, so no other crate can implement or call it (a sealed trait).
-pub trait Float: Copy + Sized + 'static {
-    /// Panel width: columns of `B` per micro-kernel call (two 256-bit registers).
-    const NR: usize;
-    /// `a·b + c` with one rounding.
-    fn fma(a: Self, b: Self, c: Self) -> Self;
-    /// The vectorised exponential's scalar definition ([`exp::exp_f32`] / [`exp::exp_f64`]).
-    fn vexp(x: Self) -> Self;
-    /// The micro-kernel with the fastest instruction set this CPU has: for `i < MR`, `j < NR`,
-    /// `acc[i][j] = Σ_p a[p·MR + i]·b[p·ldb + j]` (one in-order FMA chain), then rows `i < m`,
-    /// columns `j < ncols` of `c` become `acc` (or `c + acc` when `add`).
-    ///
-    /// # Safety
-    /// `a` must be readable at `p·MR + i` for `p < t`, `i < MR` (a micro-panel from [`pack_a_into`]);
-    /// `b` at `p·ldb + j` for `p < t`, `j < NR`; `c` writable (and readable when `add`) at
-    /// `i·ldc + j` for `i < m`, `j < ncols`; `m ≤ MR`, `ncols ≤ NR`.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn mk(
-        m: usize,
-        a: *const Self,
-        b: *const Self,
-        ldb: usize,
-        t: usize,
-        c: *mut Self,
-        ldc: usize,
-        ncols: usize,
-        add: bool,
-    );
-    /// For each row `j` of `s` (`rows × BQ`, row-major) and lane `i < BQ`:
-    /// `s[j, i] ← exp((s[j, i] − m[i])·c)` and `sum[i] ← sum[i] + s[j, i]`, rows in order.
-    fn exp_cols(s: &mut [Self], rows: usize, m: &[Self], c: Self, sum: &mut [Self]);
-    /// Runs `f` with this thread's [`Scratch`] (grown on first use and kept, so repeated
-    /// forwards allocate nothing for their tiles). `f` must not re-enter it (no rayon inside).
-    fn with_scratch<R>(f: impl FnOnce(&mut Scratch<Self>) -> R) -> R;
-}
-
-/// One thread's working buffers: a projection block's packed rows (`pa`), a tile's `Q_tᵀ`
-/// (`qt`), its score block (`st`) and its transposed output (`ot`).
-#[derive(Debug, Default)]
-pub struct Scratch<F> {
-    pa: Vec<F>,
-    qt: Vec<F>,
-    st: Vec<F>,
-    ot: Vec<F>,
-}
 
 thread_local! {
     static SCRATCH_F32: std::cell::RefCell<Scratch<f32>> = std::cell::RefCell::new(Scratch::default());

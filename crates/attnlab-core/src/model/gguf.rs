@@ -38,7 +38,7 @@ use serde::Serialize;
 
 use crate::limits::{u, Limits};
 use crate::model::quant::{self, GgmlType};
-use crate::present::{number, text};
+use crate::{number, text};
 use crate::{Error, Result};
 
 /// The four bytes every GGUF file starts with.

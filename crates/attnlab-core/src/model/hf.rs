@@ -132,7 +132,7 @@ fn shard_paths(dir: &Path, limits: &Limits) -> Result<Vec<PathBuf>> {
                     &index,
                     format!(
                         "shard {} is not a plain file name in the directory",
-                        crate::present::text::shorten(f)
+                        crate::text::shorten(f)
                     ),
                 ));
             }
@@ -146,7 +146,7 @@ fn shard_paths(dir: &Path, limits: &Limits) -> Result<Vec<PathBuf>> {
                 &index,
                 format!(
                     "it names the shard {}, which is not in the directory; expected every shard of its weight_map beside it",
-                    crate::present::text::shorten(absent)
+                    crate::text::shorten(absent)
                 ),
             ));
         }

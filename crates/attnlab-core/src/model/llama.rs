@@ -64,7 +64,7 @@ impl Arch {
             "qwen3" => Ok(Arch::Qwen3),
             _ => Err(Error::invalid(
                 "model architecture",
-                crate::present::text::shorten(name),
+                crate::text::shorten(name),
                 format!("one of {SUPPORTED}"),
             )),
         }

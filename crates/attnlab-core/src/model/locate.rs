@@ -64,7 +64,7 @@ pub fn resolve(spec: &str) -> Result<PathBuf> {
     }
     let where_ = dir.map_or_else(
         || "no cache directory (set ATTNLAB_MODEL_DIR)".to_string(),
-        |d| format!("not in {}", crate::present::text::shorten_path(&d)),
+        |d| format!("not in {}", crate::text::shorten_path(&d)),
     );
     Err(Error::not_found(format!(
         "model {} is {where_}: fetch it with {}",

@@ -31,10 +31,11 @@ pub mod locate;
 pub mod quant;
 pub mod sublayer;
 pub mod tokenizer;
+pub mod usage;
 
 use serde::Serialize;
 
-use crate::present::text;
+use crate::text;
 use crate::{Error, Result};
 use gguf::{GgufFile, Value};
 

@@ -26,7 +26,7 @@ use tokenizers::{AddedToken, SplitDelimiterBehavior, Tokenizer};
 
 use super::gguf::{GgufFile, Value};
 use crate::limits::{u, Budget, Limits};
-use crate::present::text;
+use crate::text;
 use crate::{Error, Result};
 
 /// One token of a text: its id (the row of the embedding table it selects), its vocabulary

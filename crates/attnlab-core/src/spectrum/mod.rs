@@ -19,7 +19,6 @@ pub mod mrope_layout;
 pub mod period;
 pub mod precision;
 pub mod resolve;
-pub mod usage;
 
 use crate::{Error, Result};
 

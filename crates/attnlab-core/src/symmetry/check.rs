@@ -415,7 +415,7 @@ pub(crate) fn ensure_finite<T: Real>(a: &Array2<T>) -> Result<()> {
     ensure_finite_values(a.iter().copied())
 }
 
-/// What a non-finite layer result is called in the one overflow message ([`Error::overflow`]).
+/// What a non-finite layer result is called in the one overflow message ([`crate::Dtype::overflow`]).
 pub const LAYER_OUTPUT: &str = "the layer's output";
 
 /// Refuses non-finite values of a layer's result with the message every command shares.
@@ -424,7 +424,7 @@ pub const LAYER_OUTPUT: &str = "the layer's output";
 /// [`crate::ErrorKind::NonFinite`] when any value is inf or NaN.
 pub fn ensure_finite_values<T: Real>(mut values: impl Iterator<Item = T>) -> Result<()> {
     if values.any(|v| !v.is_finite()) {
-        return Err(Error::overflow(LAYER_OUTPUT, T::DTYPE));
+        return Err(T::DTYPE.overflow(LAYER_OUTPUT));
     }
     Ok(())
 }

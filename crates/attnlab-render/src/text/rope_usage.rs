@@ -66,7 +66,7 @@ pub fn render(r: &UsageReport) -> String {
     );
     // The heads leaning most and least on the never-turning planes.
     let mut heads: Vec<_> = u.heads.iter().collect();
-    let key = |h: &&attnlab_core::spectrum::usage::HeadUsage| {
+    let key = |h: &&attnlab_core::model::usage::HeadUsage| {
         h.slow_share_text.unwrap_or(h.slow_share_weights)
     };
     heads.sort_by(|a, b| key(b).total_cmp(&key(a)));

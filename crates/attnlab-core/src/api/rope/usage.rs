@@ -1,6 +1,6 @@
 //! `attnlab rope usage`: which rotation planes a trained model's attention uses — per layer,
 //! head and plane the bound `|q_k|·|k_k|` a plane can add to a score, from the weights alone and
-//! on a text ([`crate::spectrum::usage`]), the share of score energy in the planes that never
+//! on a text ([`crate::model::usage`]), the share of score energy in the planes that never
 //! complete a full turn within the trained context, and what that means before changing the
 //! base (a report: exit 0 whatever it finds).
 
@@ -10,8 +10,8 @@ use crate::api::{Context, Outcome};
 use crate::chart::{Chart, ChartKind, ColourScale, Heatmap};
 use crate::limits::Budget;
 use crate::model::llama::{ForwardOptions, Positions};
+use crate::model::usage::{self, BaseChange, Usage};
 use crate::present::number::sig;
-use crate::spectrum::usage::{self, BaseChange, Usage};
 use crate::{Error, Result};
 
 /// The request of `attnlab rope usage`.

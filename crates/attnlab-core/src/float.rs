@@ -1,0 +1,55 @@
+//! The element operations every [`crate::Real`] type has for the fused attention kernel (FMA, the
+//! vectorised exponential, the register-blocked micro-kernel) and one thread's working buffers.
+//! A leaf: it imports nothing of the crate, so `numeric` can require it (`Real: Float`) from
+//! below `attention`, which implements it for `f32` and `f64`.
+
+/// The fused kernels' element operations, which every [`Real`] has (`Real: Float`, so code
+/// generic over `Real` calls the kernels without a type test). Public only in name: this module
+/// is private, so no other crate can implement or call it (a sealed trait). The implementations
+/// for `f32` and `f64` are the kernels themselves, in `attention::kernel`.
+pub trait Float: Copy + Sized + 'static {
+    /// Panel width: columns of `B` per micro-kernel call (two 256-bit registers).
+    const NR: usize;
+    /// `a·b + c` with one rounding.
+    fn fma(a: Self, b: Self, c: Self) -> Self;
+    /// The vectorised exponential's scalar definition ([`crate::attention::exp::exp_f32`] / [`crate::attention::exp::exp_f64`]).
+    fn vexp(x: Self) -> Self;
+    /// The micro-kernel with the fastest instruction set this CPU has: for `i < MR` (the
+    /// kernel's 6 rows per call), `j < NR`,
+    /// `acc[i][j] = Σ_p a[p·MR + i]·b[p·ldb + j]` (one in-order FMA chain), then rows `i < m`,
+    /// columns `j < ncols` of `c` become `acc` (or `c + acc` when `add`).
+    ///
+    /// # Safety
+    /// `a` must be readable at `p·MR + i` for `p < t`, `i < MR` (a micro-panel packed by the kernel);
+    /// `b` at `p·ldb + j` for `p < t`, `j < NR`; `c` writable (and readable when `add`) at
+    /// `i·ldc + j` for `i < m`, `j < ncols`; `m ≤ MR`, `ncols ≤ NR`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn mk(
+        m: usize,
+        a: *const Self,
+        b: *const Self,
+        ldb: usize,
+        t: usize,
+        c: *mut Self,
+        ldc: usize,
+        ncols: usize,
+        add: bool,
+    );
+    /// For each row `j` of `s` (`rows × BQ`, row-major, `BQ` the kernel's queries per tile) and
+    /// lane `i < BQ`:
+    /// `s[j, i] ← exp((s[j, i] − m[i])·c)` and `sum[i] ← sum[i] + s[j, i]`, rows in order.
+    fn exp_cols(s: &mut [Self], rows: usize, m: &[Self], c: Self, sum: &mut [Self]);
+    /// Runs `f` with this thread's [`Scratch`] (grown on first use and kept, so repeated
+    /// forwards allocate nothing for their tiles). `f` must not re-enter it (no rayon inside).
+    fn with_scratch<R>(f: impl FnOnce(&mut Scratch<Self>) -> R) -> R;
+}
+
+/// One thread's working buffers: a projection block's packed rows (`pa`), a tile's `Q_tᵀ`
+/// (`qt`), its score block (`st`) and its transposed output (`ot`).
+#[derive(Debug, Default)]
+pub struct Scratch<F> {
+    pub(crate) pa: Vec<F>,
+    pub(crate) qt: Vec<F>,
+    pub(crate) st: Vec<F>,
+    pub(crate) ot: Vec<F>,
+}
