@@ -105,187 +105,143 @@ unsafe fn mk_portable<F: Real, const NR: usize>(
     }
 }
 
+/// The AVX2 + FMA kernels of one float type, written once: `$t` in 256-bit vectors `$v` of
+/// `$lanes` values, with that type's intrinsics (`_ps` for f32, `_pd` for f64).
+#[cfg(target_arch = "x86_64")]
+macro_rules! avx2_kernels {
+    ($mk:ident, $exp_cols:ident, $t:ty, $v:ty, $lanes:expr, $exp:path,
+     $zero:ident, $load:ident, $bcast:ident, $fmadd:ident, $add:ident, $store:ident,
+     $set1:ident, $sub:ident, $mul:ident) => {
+        /// AVX2 + FMA micro-kernel, `2·lanes` columns (two registers) per row.
+        ///
+        /// # Safety
+        /// As `Float::mk`, and the CPU supports AVX2 and FMA.
+        #[allow(clippy::too_many_arguments)]
+        #[target_feature(enable = "avx2,fma")]
+        pub unsafe fn $mk(
+            m: usize,
+            a: *const $t,
+            b: *const $t,
+            ldb: usize,
+            t: usize,
+            c: *mut $t,
+            ldc: usize,
+            ncols: usize,
+            add: bool,
+        ) {
+            const MR: usize = super::MR;
+            const L: usize = $lanes;
+            let mut acc0 = [$zero(); MR];
+            let mut acc1 = [$zero(); MR];
+            let step = |p: usize, acc0: &mut [$v; MR], acc1: &mut [$v; MR]| {
+                // SAFETY (this block and the loads below): in bounds by the caller's contract.
+                let b0 = $load(b.add(p * ldb));
+                let b1 = $load(b.add(p * ldb + L));
+                let ap = a.add(p * MR);
+                for i in 0..MR {
+                    let av = $bcast(&*ap.add(i));
+                    acc0[i] = $fmadd(av, b0, acc0[i]);
+                    acc1[i] = $fmadd(av, b1, acc1[i]);
+                }
+            };
+            // Unrolled by 4: the same operations in the same order (measured ~6% fewer cycles).
+            let mut p = 0;
+            while p + 4 <= t {
+                step(p, &mut acc0, &mut acc1);
+                step(p + 1, &mut acc0, &mut acc1);
+                step(p + 2, &mut acc0, &mut acc1);
+                step(p + 3, &mut acc0, &mut acc1);
+                p += 4;
+            }
+            while p < t {
+                step(p, &mut acc0, &mut acc1);
+                p += 1;
+            }
+            for i in 0..m {
+                let ci = c.add(i * ldc);
+                if ncols == 2 * L {
+                    let (mut x0, mut x1) = (acc0[i], acc1[i]);
+                    if add {
+                        x0 = $add($load(ci), x0);
+                        x1 = $add($load(ci.add(L)), x1);
+                    }
+                    $store(ci, x0);
+                    $store(ci.add(L), x1);
+                } else {
+                    let mut tmp = [0 as $t; 2 * L];
+                    $store(tmp.as_mut_ptr(), acc0[i]);
+                    $store(tmp.as_mut_ptr().add(L), acc1[i]);
+                    for (j, &x) in tmp.iter().enumerate().take(ncols) {
+                        let cij = &mut *ci.add(j);
+                        *cij = if add { *cij + x } else { x };
+                    }
+                }
+            }
+        }
+
+        /// See `Float::exp_cols` (same operations as the portable version).
+        ///
+        /// # Safety
+        /// The CPU supports AVX2 and FMA; `s` holds `rows × BQ` values, `m` and `sum` `BQ`.
+        #[target_feature(enable = "avx2,fma")]
+        pub unsafe fn $exp_cols(s: &mut [$t], rows: usize, m: &[$t], c: $t, sum: &mut [$t]) {
+            const BQ: usize = super::BQ;
+            assert!(s.len() >= rows * BQ && m.len() >= BQ && sum.len() >= BQ);
+            let vc = $set1(c);
+            for k in (0..BQ).step_by($lanes) {
+                let vm = $load(m.as_ptr().add(k));
+                let mut acc = $load(sum.as_ptr().add(k));
+                for j in 0..rows {
+                    let ptr = s.as_mut_ptr().add(j * BQ + k);
+                    let x = $mul($sub($load(ptr), vm), vc);
+                    let e = $exp(x);
+                    $store(ptr, e);
+                    acc = $add(acc, e);
+                }
+                $store(sum.as_mut_ptr().add(k), acc);
+            }
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::*;
 
-    /// AVX2 + FMA micro-kernel for `f32`, 16 columns (two registers) per row.
-    ///
-    /// # Safety
-    /// As `Float::mk`, and the CPU supports AVX2 and FMA.
-    #[allow(clippy::too_many_arguments)]
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn mk_f32(
-        m: usize,
-        a: *const f32,
-        b: *const f32,
-        ldb: usize,
-        t: usize,
-        c: *mut f32,
-        ldc: usize,
-        ncols: usize,
-        add: bool,
-    ) {
-        const MR: usize = super::MR;
-        let mut acc0 = [_mm256_setzero_ps(); MR];
-        let mut acc1 = [_mm256_setzero_ps(); MR];
-        let step = |p: usize, acc0: &mut [__m256; MR], acc1: &mut [__m256; MR]| {
-            // SAFETY (this block and the loads below): in bounds by the caller's contract.
-            let b0 = _mm256_loadu_ps(b.add(p * ldb));
-            let b1 = _mm256_loadu_ps(b.add(p * ldb + 8));
-            let ap = a.add(p * MR);
-            for i in 0..MR {
-                let av = _mm256_broadcast_ss(&*ap.add(i));
-                acc0[i] = _mm256_fmadd_ps(av, b0, acc0[i]);
-                acc1[i] = _mm256_fmadd_ps(av, b1, acc1[i]);
-            }
-        };
-        // Unrolled by 4: the same operations in the same order (measured ~6% fewer cycles).
-        let mut p = 0;
-        while p + 4 <= t {
-            step(p, &mut acc0, &mut acc1);
-            step(p + 1, &mut acc0, &mut acc1);
-            step(p + 2, &mut acc0, &mut acc1);
-            step(p + 3, &mut acc0, &mut acc1);
-            p += 4;
-        }
-        while p < t {
-            step(p, &mut acc0, &mut acc1);
-            p += 1;
-        }
-        for i in 0..m {
-            let ci = c.add(i * ldc);
-            if ncols == 16 {
-                let (mut x0, mut x1) = (acc0[i], acc1[i]);
-                if add {
-                    x0 = _mm256_add_ps(_mm256_loadu_ps(ci), x0);
-                    x1 = _mm256_add_ps(_mm256_loadu_ps(ci.add(8)), x1);
-                }
-                _mm256_storeu_ps(ci, x0);
-                _mm256_storeu_ps(ci.add(8), x1);
-            } else {
-                let mut tmp = [0f32; 16];
-                _mm256_storeu_ps(tmp.as_mut_ptr(), acc0[i]);
-                _mm256_storeu_ps(tmp.as_mut_ptr().add(8), acc1[i]);
-                for (j, &x) in tmp.iter().enumerate().take(ncols) {
-                    let cij = &mut *ci.add(j);
-                    *cij = if add { *cij + x } else { x };
-                }
-            }
-        }
-    }
-
-    /// AVX2 + FMA micro-kernel for `f64`, 8 columns (two registers) per row.
-    ///
-    /// # Safety
-    /// As `Float::mk`, and the CPU supports AVX2 and FMA.
-    #[allow(clippy::too_many_arguments)]
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn mk_f64(
-        m: usize,
-        a: *const f64,
-        b: *const f64,
-        ldb: usize,
-        t: usize,
-        c: *mut f64,
-        ldc: usize,
-        ncols: usize,
-        add: bool,
-    ) {
-        const MR: usize = super::MR;
-        let mut acc0 = [_mm256_setzero_pd(); MR];
-        let mut acc1 = [_mm256_setzero_pd(); MR];
-        let step = |p: usize, acc0: &mut [__m256d; MR], acc1: &mut [__m256d; MR]| {
-            // SAFETY (this block and the loads below): in bounds by the caller's contract.
-            let b0 = _mm256_loadu_pd(b.add(p * ldb));
-            let b1 = _mm256_loadu_pd(b.add(p * ldb + 4));
-            let ap = a.add(p * MR);
-            for i in 0..MR {
-                let av = _mm256_broadcast_sd(&*ap.add(i));
-                acc0[i] = _mm256_fmadd_pd(av, b0, acc0[i]);
-                acc1[i] = _mm256_fmadd_pd(av, b1, acc1[i]);
-            }
-        };
-        // Unrolled by 4: the same operations in the same order (measured ~6% fewer cycles).
-        let mut p = 0;
-        while p + 4 <= t {
-            step(p, &mut acc0, &mut acc1);
-            step(p + 1, &mut acc0, &mut acc1);
-            step(p + 2, &mut acc0, &mut acc1);
-            step(p + 3, &mut acc0, &mut acc1);
-            p += 4;
-        }
-        while p < t {
-            step(p, &mut acc0, &mut acc1);
-            p += 1;
-        }
-        for i in 0..m {
-            let ci = c.add(i * ldc);
-            if ncols == 8 {
-                let (mut x0, mut x1) = (acc0[i], acc1[i]);
-                if add {
-                    x0 = _mm256_add_pd(_mm256_loadu_pd(ci), x0);
-                    x1 = _mm256_add_pd(_mm256_loadu_pd(ci.add(4)), x1);
-                }
-                _mm256_storeu_pd(ci, x0);
-                _mm256_storeu_pd(ci.add(4), x1);
-            } else {
-                let mut tmp = [0f64; 8];
-                _mm256_storeu_pd(tmp.as_mut_ptr(), acc0[i]);
-                _mm256_storeu_pd(tmp.as_mut_ptr().add(4), acc1[i]);
-                for (j, &x) in tmp.iter().enumerate().take(ncols) {
-                    let cij = &mut *ci.add(j);
-                    *cij = if add { *cij + x } else { x };
-                }
-            }
-        }
-    }
-
-    /// See `Float::exp_cols` (same operations as the portable version).
-    ///
-    /// # Safety
-    /// The CPU supports AVX2 and FMA; `s` holds `rows × BQ` values, `m` and `sum` `BQ`.
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn exp_cols_f32(s: &mut [f32], rows: usize, m: &[f32], c: f32, sum: &mut [f32]) {
-        const BQ: usize = super::BQ;
-        assert!(s.len() >= rows * BQ && m.len() >= BQ && sum.len() >= BQ);
-        let vc = _mm256_set1_ps(c);
-        for k in (0..BQ).step_by(8) {
-            let vm = _mm256_loadu_ps(m.as_ptr().add(k));
-            let mut acc = _mm256_loadu_ps(sum.as_ptr().add(k));
-            for j in 0..rows {
-                let ptr = s.as_mut_ptr().add(j * BQ + k);
-                let x = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(ptr), vm), vc);
-                let e = crate::attention::exp::avx2::exp_ps(x);
-                _mm256_storeu_ps(ptr, e);
-                acc = _mm256_add_ps(acc, e);
-            }
-            _mm256_storeu_ps(sum.as_mut_ptr().add(k), acc);
-        }
-    }
-
-    /// See `Float::exp_cols` (same operations as the portable version).
-    ///
-    /// # Safety
-    /// The CPU supports AVX2 and FMA; `s` holds `rows × BQ` values, `m` and `sum` `BQ`.
-    #[target_feature(enable = "avx2,fma")]
-    pub unsafe fn exp_cols_f64(s: &mut [f64], rows: usize, m: &[f64], c: f64, sum: &mut [f64]) {
-        const BQ: usize = super::BQ;
-        assert!(s.len() >= rows * BQ && m.len() >= BQ && sum.len() >= BQ);
-        let vc = _mm256_set1_pd(c);
-        for k in (0..BQ).step_by(4) {
-            let vm = _mm256_loadu_pd(m.as_ptr().add(k));
-            let mut acc = _mm256_loadu_pd(sum.as_ptr().add(k));
-            for j in 0..rows {
-                let ptr = s.as_mut_ptr().add(j * BQ + k);
-                let x = _mm256_mul_pd(_mm256_sub_pd(_mm256_loadu_pd(ptr), vm), vc);
-                let e = crate::attention::exp::avx2::exp_pd(x);
-                _mm256_storeu_pd(ptr, e);
-                acc = _mm256_add_pd(acc, e);
-            }
-            _mm256_storeu_pd(sum.as_mut_ptr().add(k), acc);
-        }
-    }
+    avx2_kernels!(
+        mk_f32,
+        exp_cols_f32,
+        f32,
+        __m256,
+        8,
+        crate::attention::exp::avx2::exp_ps,
+        _mm256_setzero_ps,
+        _mm256_loadu_ps,
+        _mm256_broadcast_ss,
+        _mm256_fmadd_ps,
+        _mm256_add_ps,
+        _mm256_storeu_ps,
+        _mm256_set1_ps,
+        _mm256_sub_ps,
+        _mm256_mul_ps
+    );
+    avx2_kernels!(
+        mk_f64,
+        exp_cols_f64,
+        f64,
+        __m256d,
+        4,
+        crate::attention::exp::avx2::exp_pd,
+        _mm256_setzero_pd,
+        _mm256_loadu_pd,
+        _mm256_broadcast_sd,
+        _mm256_fmadd_pd,
+        _mm256_add_pd,
+        _mm256_storeu_pd,
+        _mm256_set1_pd,
+        _mm256_sub_pd,
+        _mm256_mul_pd
+    );
 }
 
 fn exp_cols_portable<F: Real>(s: &mut [F], rows: usize, m: &[F], c: F, sum: &mut [F]) {
@@ -297,89 +253,56 @@ fn exp_cols_portable<F: Real>(s: &mut [F], rows: usize, m: &[F], c: F, sum: &mut
     }
 }
 
-impl Float for f32 {
-    const NR: usize = 16;
-    #[inline]
-    fn fma(a: f32, b: f32, c: f32) -> f32 {
-        a.mul_add(b, c)
-    }
-    #[inline]
-    fn vexp(x: f32) -> f32 {
-        exp::exp_f32(x)
-    }
-    unsafe fn mk(
-        m: usize,
-        a: *const f32,
-        b: *const f32,
-        ldb: usize,
-        t: usize,
-        c: *mut f32,
-        ldc: usize,
-        ncols: usize,
-        add: bool,
-    ) {
-        #[cfg(target_arch = "x86_64")]
-        if has_avx2_fma() {
-            // SAFETY: AVX2 and FMA detected; bounds are the caller's contract.
-            return unsafe { avx2::mk_f32(m, a, b, ldb, t, c, ldc, ncols, add) };
+/// `Float` for one type: its panel width, scalar operations, the AVX2 kernels where the CPU
+/// has them (else the portable ones, which return the same bits) and its thread's scratch.
+macro_rules! float_impl {
+    ($t:ty, $nr:expr, $vexp:path, $mk:ident, $exp_cols:ident, $scratch:ident) => {
+        impl Float for $t {
+            const NR: usize = $nr;
+            #[inline]
+            fn fma(a: $t, b: $t, c: $t) -> $t {
+                a.mul_add(b, c)
+            }
+            #[inline]
+            fn vexp(x: $t) -> $t {
+                $vexp(x)
+            }
+            unsafe fn mk(
+                m: usize,
+                a: *const $t,
+                b: *const $t,
+                ldb: usize,
+                t: usize,
+                c: *mut $t,
+                ldc: usize,
+                ncols: usize,
+                add: bool,
+            ) {
+                #[cfg(target_arch = "x86_64")]
+                if has_avx2_fma() {
+                    // SAFETY: AVX2 and FMA detected; bounds are the caller's contract.
+                    return unsafe { avx2::$mk(m, a, b, ldb, t, c, ldc, ncols, add) };
+                }
+                // SAFETY: the caller's contract.
+                unsafe { mk_portable::<$t, $nr>(m, a, b, ldb, t, c, ldc, ncols, add) }
+            }
+            fn exp_cols(s: &mut [$t], rows: usize, m: &[$t], c: $t, sum: &mut [$t]) {
+                #[cfg(target_arch = "x86_64")]
+                if has_avx2_fma() {
+                    // SAFETY: AVX2 and FMA detected; the lengths are asserted inside.
+                    return unsafe { avx2::$exp_cols(s, rows, m, c, sum) };
+                }
+                exp_cols_portable(s, rows, m, c, sum)
+            }
+            fn with_scratch<R>(f: impl FnOnce(&mut Scratch<$t>) -> R) -> R {
+                $scratch.with(|c| f(&mut c.borrow_mut()))
+            }
         }
-        // SAFETY: the caller's contract.
-        unsafe { mk_portable::<f32, 16>(m, a, b, ldb, t, c, ldc, ncols, add) }
-    }
-    fn exp_cols(s: &mut [f32], rows: usize, m: &[f32], c: f32, sum: &mut [f32]) {
-        #[cfg(target_arch = "x86_64")]
-        if has_avx2_fma() {
-            // SAFETY: AVX2 and FMA detected; the lengths are asserted inside.
-            return unsafe { avx2::exp_cols_f32(s, rows, m, c, sum) };
-        }
-        exp_cols_portable(s, rows, m, c, sum)
-    }
-    fn with_scratch<R>(f: impl FnOnce(&mut Scratch<f32>) -> R) -> R {
-        SCRATCH_F32.with(|c| f(&mut c.borrow_mut()))
-    }
+    };
 }
 
-impl Float for f64 {
-    const NR: usize = 8;
-    #[inline]
-    fn fma(a: f64, b: f64, c: f64) -> f64 {
-        a.mul_add(b, c)
-    }
-    #[inline]
-    fn vexp(x: f64) -> f64 {
-        exp::exp_f64(x)
-    }
-    unsafe fn mk(
-        m: usize,
-        a: *const f64,
-        b: *const f64,
-        ldb: usize,
-        t: usize,
-        c: *mut f64,
-        ldc: usize,
-        ncols: usize,
-        add: bool,
-    ) {
-        #[cfg(target_arch = "x86_64")]
-        if has_avx2_fma() {
-            // SAFETY: AVX2 and FMA detected; bounds are the caller's contract.
-            return unsafe { avx2::mk_f64(m, a, b, ldb, t, c, ldc, ncols, add) };
-        }
-        // SAFETY: the caller's contract.
-        unsafe { mk_portable::<f64, 8>(m, a, b, ldb, t, c, ldc, ncols, add) }
-    }
-    fn exp_cols(s: &mut [f64], rows: usize, m: &[f64], c: f64, sum: &mut [f64]) {
-        #[cfg(target_arch = "x86_64")]
-        if has_avx2_fma() {
-            // SAFETY: AVX2 and FMA detected; the lengths are asserted inside.
-            return unsafe { avx2::exp_cols_f64(s, rows, m, c, sum) };
-        }
-        exp_cols_portable(s, rows, m, c, sum)
-    }
-    fn with_scratch<R>(f: impl FnOnce(&mut Scratch<f64>) -> R) -> R {
-        SCRATCH_F64.with(|c| f(&mut c.borrow_mut()))
-    }
-}
+float_impl!(f32, 16, exp::exp_f32, mk_f32, exp_cols_f32, SCRATCH_F32);
+float_impl!(f64, 8, exp::exp_f64, mk_f64, exp_cols_f64, SCRATCH_F64);
 
 /// Length of the packed form of `rows × t` ([`pack_a_into`]).
 pub(crate) fn packed_len(rows: usize, t: usize) -> usize {
