@@ -17,48 +17,15 @@ use attnlab_core::model::gguf_write::GgufWriter;
 use attnlab_core::model::quant::{GgmlType, TYPES};
 use rand::{RngExt, SeedableRng};
 
-fn python() -> String {
-    std::env::var("ATTNLAB_PYTHON").unwrap_or_else(|_| "python3".into())
+mod common;
+use common::{python, python_with, smollm2};
+
+fn have_gguf() -> bool {
+    python_with("the gguf package", "import gguf, numpy").is_some()
 }
 
 fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/gguf_oracle.py")
-}
-
-/// Whether the oracle can run; under CI its absence is a failure.
-fn require(what: &str, ok: bool, why: &str) -> bool {
-    if ok {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{what} is required under CI (.ci/run provides it): {why}"
-    );
-    eprintln!("SKIPPED (no oracle): {what}: {why}");
-    false
-}
-
-fn have_gguf() -> bool {
-    let ok = Command::new(python())
-        .args(["-c", "import gguf, numpy"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    require(
-        "the gguf package",
-        ok,
-        &format!("`{} -c \"import gguf\"` fails", python()),
-    )
-}
-
-fn smollm2() -> Option<PathBuf> {
-    match attnlab_core::model::locate::resolve("smollm2-135m") {
-        Ok(p) => Some(p),
-        Err(e) => {
-            require("the SmolLM2 model file", false, &e.to_string());
-            None
-        }
-    }
 }
 
 /// Streams the oracle's dequantized tensors and compares each with ours, bit for bit.

@@ -22,7 +22,6 @@
 //! so the logits get (L + 1) times that. transformers' own f32 run must satisfy the same bound
 //! (checked too, so the bound is not tailored to us).
 
-use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
@@ -30,59 +29,16 @@ use attnlab_core::limits::Limits;
 use attnlab_core::model::{hf, llama::ForwardOptions};
 use serde_json::Value;
 
-fn python() -> String {
-    std::env::var("ATTNLAB_PYTHON").unwrap_or_else(|_| "python3".into())
-}
+mod common;
+use common::{floats, python_with, rel_err, PINNED_TORCH_TRANSFORMERS};
 
 /// `Some(python)` when the pinned oracle is importable; otherwise a visible skip (a failure under
 /// CI).
-pub fn oracle() -> Option<String> {
-    let py = python();
-    let probe = Command::new(&py)
-        .args([
-            "-c",
-            "import torch, transformers; print(torch.__version__.split('+')[0], transformers.__version__)",
-        ])
-        .output();
-    let found = probe
-        .as_ref()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    let why = match found.as_deref() {
-        Some("2.15.0 5.24.0") => return Some(py),
-        Some(other) => {
-            format!("`{py}` has torch/transformers {other}, not the pinned 2.15.0 / 5.24.0")
-        }
-        None => format!("`{py} -c \"import torch, transformers\"` fails"),
-    };
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "the Llama oracle is required under CI (.ci/run installs it): {why}"
-    );
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED (no oracle): {why}; set ATTNLAB_PYTHON to a Python with torch 2.15.0 + transformers 5.24.0"
-    );
-    None
-}
-
-fn floats(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
-
-/// max |a − b| / max |b|.
-fn rel_err(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    a.iter()
-        .zip(b)
-        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
-        / scale
+fn oracle() -> Option<String> {
+    python_with(
+        "the pinned torch 2.15.0 + transformers 5.24.0",
+        PINNED_TORCH_TRANSFORMERS,
+    )
 }
 
 fn check_arch(root: &Path, arch: &str) {

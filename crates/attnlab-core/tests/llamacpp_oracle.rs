@@ -27,7 +27,6 @@
 //! *outside* that bound from the forward run with the other variants' rotations (the file's rope
 //! ignored, or read as another type), so the bound tells the rotations apart.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -35,65 +34,16 @@ use attnlab_core::api::{model::open_checkpoint, Context};
 use attnlab_core::model::llama::ForwardOptions;
 use serde_json::Value;
 
-fn skip(why: &str) {
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "the llama.cpp oracle is required under CI: {why}"
-    );
-    let _ = writeln!(std::io::stderr(), "SKIPPED (no oracle): {why}");
-}
+mod common;
+use common::{python_with, rel_err, smollm2, spec_lines};
 
 fn setup() -> Option<(PathBuf, String)> {
-    let path = match attnlab_core::model::locate::resolve("smollm2-135m") {
-        Ok(p) => p,
-        Err(e) => {
-            skip(&e.to_string());
-            return None;
-        }
-    };
-    let py = std::env::var("ATTNLAB_PYTHON").unwrap_or_else(|_| "python3".into());
-    let ok = Command::new(&py)
-        .args(["-c", "import gguf, llama_cpp"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        skip(&format!(
-            "`{py}` lacks gguf and llama-cpp-python (pip install llama-cpp-python)"
-        ));
-        return None;
-    }
+    let path = smollm2()?;
+    let py = python_with(
+        "gguf and llama-cpp-python (pip install llama-cpp-python)",
+        "import gguf, llama_cpp",
+    )?;
     Some((path, py))
-}
-
-/// The first three lines of the course spec (seed 000) of 40 to 200 characters, joined by
-/// spaces (41 tokens: long enough that the three rotations' logits differ by twice the bound).
-fn spec_lines() -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../spec");
-    let spec = std::fs::read_dir(&root)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("000_"))
-        })
-        .unwrap();
-    std::fs::read_to_string(spec)
-        .unwrap()
-        .lines()
-        .map(str::trim)
-        .filter(|l| (40..=200).contains(&l.len()))
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-fn rel_err(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    a.iter()
-        .zip(b)
-        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
-        / scale
 }
 
 #[test]
@@ -103,7 +53,9 @@ fn llamacpp_rotates_scaled_smollm2_files_as_attnlab_models_it() {
     // Lines of the course spec (not ours), tokenized by the model's own tokenizer.
     let ctx = Context::default();
     let opened = open_checkpoint(path.to_str().unwrap(), &ctx).unwrap();
-    let ids = opened.ids(&Some(spec_lines()), &None, &ctx).unwrap();
+    let ids = opened
+        .ids(&Some(spec_lines(3).join(" ")), &None, &ctx)
+        .unwrap();
     let n = ids.len();
 
     let dir = tempfile::tempdir().unwrap();

@@ -14,7 +14,6 @@
 //! The sharp check is the prediction itself: the top-10 ids in order, where two neighbours may
 //! swap only when their logits are closer than the bound.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -25,77 +24,22 @@ use attnlab_core::model::llama::{top_k, ForwardOptions};
 use attnlab_core::model::tokenizer::ModelTokenizer;
 use serde_json::Value;
 
-fn skip(why: &str) {
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "the SmolLM2 oracle is required under CI: {why}"
-    );
-    let _ = writeln!(std::io::stderr(), "SKIPPED (no oracle): {why}");
-}
+mod common;
+use common::{floats, python_with, rel_err, smollm2, spec_lines, PINNED_TORCH_TRANSFORMERS};
 
 fn setup() -> Option<(PathBuf, String)> {
-    let path = match attnlab_core::model::locate::resolve("smollm2-135m") {
-        Ok(p) => p,
-        Err(e) => {
-            skip(&e.to_string());
-            return None;
-        }
-    };
-    let py = std::env::var("ATTNLAB_PYTHON").unwrap_or_else(|_| "python3".into());
-    let ok = Command::new(&py)
-        .args(["-c", "import torch, transformers, gguf, accelerate; assert torch.__version__.split('+')[0] == '2.15.0' and transformers.__version__ == '5.24.0'"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        skip(&format!(
-            "`{py}` lacks the pinned torch 2.15.0 + transformers 5.24.0 with gguf and accelerate"
-        ));
-        return None;
-    }
+    let path = smollm2()?;
+    let py = python_with(
+        "the pinned torch 2.15.0 + transformers 5.24.0 with gguf and accelerate",
+        &format!("{PINNED_TORCH_TRANSFORMERS}; import gguf, accelerate"),
+    )?;
     Some((path, py))
-}
-
-fn prompts() -> Vec<String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../spec");
-    let spec = std::fs::read_dir(&root)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("000_"))
-        })
-        .unwrap();
-    std::fs::read_to_string(spec)
-        .unwrap()
-        .lines()
-        .map(str::trim)
-        .filter(|l| (40..=200).contains(&l.len()))
-        .take(3)
-        .map(String::from)
-        .collect()
-}
-
-fn floats(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
-
-fn rel_err(a: &[f64], b: &[f64]) -> f64 {
-    assert_eq!(a.len(), b.len());
-    let scale = b.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    a.iter()
-        .zip(b)
-        .fold(0.0f64, |m, (x, y)| m.max((x - y).abs()))
-        / scale
 }
 
 #[test]
 fn smollm2_matches_transformers_on_the_spec_lines() {
     let Some((path, py)) = setup() else { return };
-    let prompts = prompts();
+    let prompts = spec_lines(3);
     assert_eq!(prompts.len(), 3);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("oracle.json");

@@ -8,28 +8,14 @@
 //! model file (`scripts/fetch-smollm2`) the test prints `SKIPPED (no oracle)` locally and fails
 //! under CI.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use attnlab_core::limits::Limits;
 use attnlab_core::model::gguf::GgufFile;
 use attnlab_core::model::tokenizer::ModelTokenizer;
 
-fn python() -> String {
-    std::env::var("ATTNLAB_PYTHON").unwrap_or_else(|_| "python3".into())
-}
-
-fn skip(what: &str, why: &str) {
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{what} is required under CI (.ci/run provides it): {why}"
-    );
-    eprintln!("SKIPPED (no oracle): {what}: {why}");
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{python, python_with, root, smollm2};
 
 /// Every 7th line, and every 23rd window of 4 lines, of each file (as written, tabs, runs of
 /// spaces and newlines kept).
@@ -55,20 +41,9 @@ fn corpus() -> Vec<String> {
 
 #[test]
 fn gguf_tokenizer_gives_transformers_ids_on_text_we_did_not_write() {
-    let path = match attnlab_core::model::locate::resolve("smollm2-135m") {
-        Ok(p) => p,
-        Err(e) => return skip("the SmolLM2 model file", &e.to_string()),
-    };
-    let has = Command::new(python())
-        .args(["-c", "import transformers, gguf"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !has {
-        return skip(
-            "transformers + gguf",
-            &format!("`{} -c \"import transformers, gguf\"` fails", python()),
-        );
+    let Some(path) = smollm2() else { return };
+    if python_with("transformers + gguf", "import transformers, gguf").is_none() {
+        return;
     }
     let texts = corpus();
     let mut child = Command::new(python())
