@@ -461,47 +461,13 @@ fn model_fixtures(dir: &Path) {
     let at = m.windows(4).position(|x| x == b"bomb").unwrap() + 4 + 4 + 4;
     m[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
     w("arraybomb.gguf", &m);
-    w("full.gguf", &full_gguf().to_bytes());
+    // A complete 1-layer llama (the 4-token tokenizer of `ok.gguf`): enough for `model predict`
+    // and `order`.
+    w(
+        "full.gguf",
+        &attnlab_core::model::gguf_write::GgufWriter::tiny_llama().to_bytes(),
+    );
     hf_fixtures(dir);
-}
-
-/// A complete (zero-weighted) llama GGUF: 1 layer, d = 32, 2 heads of 16, 1 KV head, FFN 64,
-/// context 128, the 4-token tokenizer of `ok.gguf` — enough for `model predict` and `order`.
-fn full_gguf() -> attnlab_core::model::gguf_write::GgufWriter {
-    use attnlab_core::model::gguf::{Value, ValueType};
-    use attnlab_core::model::gguf_write::GgufWriter;
-    use attnlab_core::model::quant::GgmlType;
-    let mut g = GgufWriter::new();
-    g.llama_meta("llama", [1, 32, 64, 2, 1, 128, 4]);
-    let s = |x: &str| Value::String(x.into());
-    g.meta("tokenizer.ggml.model", s("gpt2"))
-        .meta(
-            "tokenizer.ggml.tokens",
-            Value::Array(ValueType::String, vec![s("a"), s("b"), s("ab"), s("Ġ")]),
-        )
-        .meta(
-            "tokenizer.ggml.merges",
-            Value::Array(ValueType::String, vec![s("a b")]),
-        );
-    let mut t = |name: &str, dims: &[u64]| {
-        let n: u64 = dims.iter().product();
-        let data: Vec<u8> = (0..n)
-            .flat_map(|i| (0.01 * (i % 7) as f32).to_le_bytes())
-            .collect();
-        g.tensor(name, dims, GgmlType::F32, data);
-    };
-    t("token_embd.weight", &[32, 4]);
-    t("output_norm.weight", &[32]);
-    t("blk.0.attn_norm.weight", &[32]);
-    t("blk.0.attn_q.weight", &[32, 32]);
-    t("blk.0.attn_k.weight", &[32, 16]);
-    t("blk.0.attn_v.weight", &[32, 16]);
-    t("blk.0.attn_output.weight", &[32, 32]);
-    t("blk.0.ffn_norm.weight", &[32]);
-    t("blk.0.ffn_gate.weight", &[32, 64]);
-    t("blk.0.ffn_up.weight", &[32, 64]);
-    t("blk.0.ffn_down.weight", &[64, 32]);
-    g
 }
 
 /// A safetensors file of F32 tensors (name, shape), small nonzero values.

@@ -137,6 +137,51 @@ impl GgufWriter {
             )
     }
 
+    /// A complete 1-layer llama in F32 (d = 32, 2 query heads of 16, 1 key/value head, FFN 64,
+    /// context 128, a 4-piece byte-level BPE vocabulary `a b ab Ġ` with the merge `a b`), weights
+    /// `0.01·(i mod 7)`: the smallest file every model command runs on. Add metadata (rope
+    /// scaling, …) with [`GgufWriter::meta`].
+    ///
+    /// ```
+    /// use attnlab_core::model::gguf_write::GgufWriter;
+    /// let bytes = GgufWriter::tiny_llama().to_bytes();
+    /// assert_eq!(&bytes[..4], b"GGUF");
+    /// ```
+    pub fn tiny_llama() -> Self {
+        let mut g = GgufWriter::new();
+        g.llama_meta("llama", [1, 32, 64, 2, 1, 128, 4]);
+        let s = |x: &str| Value::String(x.into());
+        g.meta("tokenizer.ggml.model", s("gpt2"))
+            .meta(
+                "tokenizer.ggml.tokens",
+                Value::Array(ValueType::String, vec![s("a"), s("b"), s("ab"), s("Ġ")]),
+            )
+            .meta(
+                "tokenizer.ggml.merges",
+                Value::Array(ValueType::String, vec![s("a b")]),
+            );
+        for (name, dims) in [
+            ("token_embd.weight", &[32, 4][..]),
+            ("output_norm.weight", &[32]),
+            ("blk.0.attn_norm.weight", &[32]),
+            ("blk.0.attn_q.weight", &[32, 32]),
+            ("blk.0.attn_k.weight", &[32, 16]),
+            ("blk.0.attn_v.weight", &[32, 16]),
+            ("blk.0.attn_output.weight", &[32, 32]),
+            ("blk.0.ffn_norm.weight", &[32]),
+            ("blk.0.ffn_gate.weight", &[32, 64]),
+            ("blk.0.ffn_up.weight", &[32, 64]),
+            ("blk.0.ffn_down.weight", &[64, 32]),
+        ] {
+            let n: u64 = dims.iter().product();
+            let data = (0..n)
+                .flat_map(|i| (0.01 * (i % 7) as f32).to_le_bytes())
+                .collect();
+            g.tensor(name, dims, GgmlType::F32, data);
+        }
+        g
+    }
+
     /// The file's bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();

@@ -476,46 +476,12 @@ mod tests {
     use super::*;
     use crate::model::gguf::Value;
     use crate::model::gguf_write::GgufWriter;
-    use crate::model::quant::GgmlType;
 
-    /// A 1-layer llama GGUF (d = 32, 2 heads of 16, 1 KV head) with the given extra metadata.
+    /// [`GgufWriter::tiny_llama`] with the given extra metadata, written to `dir/name`.
     fn file(dir: &std::path::Path, name: &str, meta: &[(&str, Value)]) -> String {
-        let mut g = GgufWriter::new();
-        g.llama_meta("llama", [1, 32, 64, 2, 1, 128, 4]);
+        let mut g = GgufWriter::tiny_llama();
         for (k, v) in meta {
             g.meta(k, v.clone());
-        }
-        let s = |x: &str| Value::String(x.into());
-        g.meta("tokenizer.ggml.model", s("gpt2"))
-            .meta(
-                "tokenizer.ggml.tokens",
-                Value::Array(
-                    crate::model::gguf::ValueType::String,
-                    vec![s("a"), s("b"), s("ab"), s("Ġ")],
-                ),
-            )
-            .meta(
-                "tokenizer.ggml.merges",
-                Value::Array(crate::model::gguf::ValueType::String, vec![s("a b")]),
-            );
-        for (t, dims) in [
-            ("token_embd.weight", vec![32, 4]),
-            ("output_norm.weight", vec![32]),
-            ("blk.0.attn_norm.weight", vec![32]),
-            ("blk.0.attn_q.weight", vec![32, 32]),
-            ("blk.0.attn_k.weight", vec![32, 16]),
-            ("blk.0.attn_v.weight", vec![32, 16]),
-            ("blk.0.attn_output.weight", vec![32, 32]),
-            ("blk.0.ffn_norm.weight", vec![32]),
-            ("blk.0.ffn_gate.weight", vec![32, 64]),
-            ("blk.0.ffn_up.weight", vec![32, 64]),
-            ("blk.0.ffn_down.weight", vec![64, 32]),
-        ] {
-            let n: u64 = dims.iter().product();
-            let data = (0..n)
-                .flat_map(|i| (0.01 * (i % 7) as f32).to_le_bytes())
-                .collect();
-            g.tensor(t, &dims, GgmlType::F32, data);
         }
         let path = dir.join(name);
         std::fs::write(&path, g.to_bytes()).unwrap();
