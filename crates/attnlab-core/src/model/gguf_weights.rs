@@ -183,10 +183,7 @@ pub fn load_config(
     qk: QkRows,
     limits: &Limits,
 ) -> Result<LlamaWeights<f32>> {
-    limits.check_memory(
-        format!("the model's weights in f32 ({} parameters)", c.parameters()),
-        c.parameters().saturating_mul(4),
-    )?;
+    c.check_weight_memory(limits)?;
     let permuted = matches!(c.arch, Arch::Llama | Arch::Mistral) && qk == QkRows::HalfSplit;
     let (d, q, kv, ff, hd) = (
         c.dim,

@@ -130,6 +130,18 @@ impl LlamaConfig {
         emb * if self.tied { 1 } else { 2 } + limits::u(self.layers) * per_layer + d
     }
 
+    /// Whether the weights in f32 (4 bytes a parameter) fit the memory budget: the one check
+    /// before weights are allocated or handed out from the loaded-model cache.
+    ///
+    /// # Errors
+    /// The weights' bytes over `limits`' memory budget.
+    pub fn check_weight_memory(&self, limits: &limits::Limits) -> Result<()> {
+        limits.check_memory(
+            format!("the model's weights in f32 ({} parameters)", self.parameters()),
+            self.parameters().saturating_mul(4),
+        )
+    }
+
     /// Memory and operations of one forward over `n` tokens in `T` with logits for `k`
     /// positions (the weights are counted by the loader).
     pub fn forward_budget(&self, n: usize, k: usize, bytes_per: u64) -> Budget {

@@ -217,13 +217,7 @@ impl Opened {
     pub fn load(self, ctx: &Context) -> Result<std::sync::Arc<Loaded>> {
         // Before the cache: a request whose budget cannot hold the weights is refused even when
         // they are already in memory (the same answer as on a first load).
-        ctx.limits.check_memory(
-            format!(
-                "the model's weights in f32 ({} parameters)",
-                self.config.parameters()
-            ),
-            self.config.parameters().saturating_mul(4),
-        )?;
+        self.config.check_weight_memory(&ctx.limits)?;
         if let (Some(k), Ok(last)) = (&self.key, LAST.lock()) {
             if let Some((lk, m)) = last.as_ref() {
                 if lk == k {
