@@ -31,6 +31,27 @@ pub enum ModelCommand {
     Attention(AttentionArgs),
 }
 
+/// The model and the tokens a forward runs on: `--model`, and `--text` or `--ids`.
+#[derive(Debug, clap::Args)]
+pub struct ModelInput {
+    /// The checkpoint: a GGUF file, smollm2-135m (the cached SmolLM2, see scripts/fetch-smollm2), or a Hugging Face directory (config.json, *.safetensors, tokenizer.json).
+    #[arg(long, default_value = "smollm2-135m")]
+    pub model: String,
+    /// The text, tokenized by the model's tokenizer (no BOS token added).
+    #[arg(long, conflicts_with = "ids")]
+    pub text: Option<String>,
+    /// Token ids, comma-separated (e.g. 1,42,7).
+    #[arg(long)]
+    pub ids: Option<String>,
+}
+
+impl ModelInput {
+    /// The ids parsed as the core's list (its range checks are the core's).
+    fn ids(&self) -> Option<List> {
+        self.ids.as_deref().map(List::parse)
+    }
+}
+
 /// Options of `attnlab model info`.
 #[derive(Debug, clap::Args)]
 pub struct InfoArgs {
@@ -69,15 +90,8 @@ pub struct TokenizeArgs {
 /// Options of `attnlab model predict`.
 #[derive(Debug, clap::Args)]
 pub struct PredictArgs {
-    /// The checkpoint: a GGUF file, smollm2-135m (the cached SmolLM2, see scripts/fetch-smollm2), or a Hugging Face directory (config.json, *.safetensors, tokenizer.json).
-    #[arg(long, default_value = "smollm2-135m")]
-    pub model: String,
-    /// The text, tokenized by the model's tokenizer (no BOS token added).
-    #[arg(long, conflicts_with = "ids")]
-    pub text: Option<String>,
-    /// Token ids, comma-separated (e.g. 1,42,7).
-    #[arg(long)]
-    pub ids: Option<String>,
+    #[command(flatten)]
+    pub input: ModelInput,
     /// How many of the most likely tokens to list (1 … vocabulary size).
     #[arg(long, default_value_t = 10)]
     pub top: usize,
@@ -95,15 +109,8 @@ pub struct PredictArgs {
 /// Options of `attnlab model order`.
 #[derive(Debug, clap::Args)]
 pub struct OrderArgs {
-    /// The checkpoint: a GGUF file, smollm2-135m (the cached SmolLM2, see scripts/fetch-smollm2), or a Hugging Face directory (config.json, *.safetensors, tokenizer.json).
-    #[arg(long, default_value = "smollm2-135m")]
-    pub model: String,
-    /// The text, tokenized by the model's tokenizer (no BOS token added).
-    #[arg(long, conflicts_with = "ids")]
-    pub text: Option<String>,
-    /// Token ids, comma-separated (at least 3).
-    #[arg(long)]
-    pub ids: Option<String>,
+    #[command(flatten)]
+    pub input: ModelInput,
     /// The permutation of the tokens, comma-separated (new position i holds old token P[i])
     /// [default: the reversal].
     #[arg(long)]
@@ -123,15 +130,8 @@ pub struct OrderArgs {
 /// Options of `attnlab model attention`.
 #[derive(Debug, clap::Args)]
 pub struct AttentionArgs {
-    /// The checkpoint: a GGUF file, smollm2-135m (the cached SmolLM2, see scripts/fetch-smollm2), or a Hugging Face directory (config.json, *.safetensors, tokenizer.json).
-    #[arg(long, default_value = "smollm2-135m")]
-    pub model: String,
-    /// The text, tokenized by the model's tokenizer (no BOS token added).
-    #[arg(long, conflicts_with = "ids")]
-    pub text: Option<String>,
-    /// Token ids, comma-separated (e.g. 1,42,7).
-    #[arg(long)]
-    pub ids: Option<String>,
+    #[command(flatten)]
+    pub input: ModelInput,
     /// The layer, 0 … layers − 1.
     #[arg(long, default_value_t = 0)]
     pub layer: usize,
@@ -171,9 +171,9 @@ pub fn run(cmd: ModelCommand) -> anyhow::Result<Outcome> {
         ),
         ModelCommand::Predict(a) => execute(
             &Request::ModelPredict(ModelPredictRequest {
-                model: a.model,
-                text: a.text,
-                ids: a.ids.as_deref().map(List::parse),
+                ids: a.input.ids(),
+                model: a.input.model,
+                text: a.input.text,
                 top: a.top,
                 pos: a.pos,
             }),
@@ -184,9 +184,9 @@ pub fn run(cmd: ModelCommand) -> anyhow::Result<Outcome> {
         ),
         ModelCommand::Order(a) => execute(
             &Request::ModelOrder(ModelOrderRequest {
-                model: a.model,
-                text: a.text,
-                ids: a.ids.as_deref().map(List::parse),
+                ids: a.input.ids(),
+                model: a.input.model,
+                text: a.input.text,
                 perm: a.perm.as_deref().map(List::parse),
                 top: a.top,
             }),
@@ -197,9 +197,9 @@ pub fn run(cmd: ModelCommand) -> anyhow::Result<Outcome> {
         ),
         ModelCommand::Attention(a) => execute(
             &Request::ModelAttention(ModelAttentionRequest {
-                model: a.model,
-                text: a.text,
-                ids: a.ids.as_deref().map(List::parse),
+                ids: a.input.ids(),
+                model: a.input.model,
+                text: a.input.text,
                 layer: a.layer,
                 head: a.head,
                 pos: a.pos,

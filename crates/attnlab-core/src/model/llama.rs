@@ -137,7 +137,10 @@ impl LlamaConfig {
     /// The weights' bytes over `limits`' memory budget.
     pub fn check_weight_memory(&self, limits: &limits::Limits) -> Result<()> {
         limits.check_memory(
-            format!("the model's weights in f32 ({} parameters)", self.parameters()),
+            format!(
+                "the model's weights in f32 ({} parameters)",
+                self.parameters()
+            ),
             self.parameters().saturating_mul(4),
         )
     }
