@@ -39,7 +39,7 @@ It records inv_freq as float32 bit patterns (hex) and repr-exact decimals, the a
 factor (a Python float, repr-exact), and an independent float64 numpy evaluation of the same
 formula (`inv_freq_f64`), computed from the resolved parameters that transformers' config
 produced (numpy's float64 `power` is CPU-dispatched too: AVX-512 machines differ from AVX2 ones
-by up to 1 ulp, so the drift check compares it to 4 ulp). Output is deterministic (no timestamps), so a fresh run can be compared with the
+by up to 3 ulp, so the drift check compares it to 4 ulp). Output is deterministic (no timestamps), so a fresh run can be compared with the
 committed file. Exit code 3: the installed versions are not the pinned ones.
 """
 
