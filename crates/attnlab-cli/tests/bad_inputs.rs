@@ -402,17 +402,7 @@ fn model_fixtures(dir: &Path) {
     let w = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes).unwrap();
     let small = |arch: &str| {
         let mut g = GgufWriter::new();
-        g.llama_meta(arch, [1, 32, 64, 2, 1, 128, 4]);
-        let s = |x: &str| Value::String(x.into());
-        g.meta("tokenizer.ggml.model", s("gpt2"))
-            .meta(
-                "tokenizer.ggml.tokens",
-                Value::Array(ValueType::String, vec![s("a"), s("b"), s("ab"), s("Ġ")]),
-            )
-            .meta(
-                "tokenizer.ggml.merges",
-                Value::Array(ValueType::String, vec![s("a b")]),
-            );
+        g.llama_meta(arch, [1, 32, 64, 2, 1, 128, 4]).tiny_vocab();
         g.tensor("token_embd.weight", &[32, 4], GgmlType::F32, vec![0; 512]);
         g
     };

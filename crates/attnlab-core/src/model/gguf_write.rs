@@ -149,17 +149,8 @@ impl GgufWriter {
     /// ```
     pub fn tiny_llama() -> Self {
         let mut g = GgufWriter::new();
-        g.llama_meta("llama", [1, 32, 64, 2, 1, 128, 4]);
-        let s = |x: &str| Value::String(x.into());
-        g.meta("tokenizer.ggml.model", s("gpt2"))
-            .meta(
-                "tokenizer.ggml.tokens",
-                Value::Array(ValueType::String, vec![s("a"), s("b"), s("ab"), s("Ġ")]),
-            )
-            .meta(
-                "tokenizer.ggml.merges",
-                Value::Array(ValueType::String, vec![s("a b")]),
-            );
+        g.llama_meta("llama", [1, 32, 64, 2, 1, 128, 4])
+            .tiny_vocab();
         for (name, dims) in [
             ("token_embd.weight", &[32, 4][..]),
             ("output_norm.weight", &[32]),
@@ -180,6 +171,21 @@ impl GgufWriter {
             g.tensor(name, dims, GgmlType::F32, data);
         }
         g
+    }
+
+    /// Adds the tests' byte-level BPE tokenizer: the 4 pieces `a b ab Ġ` (`gpt2` model) and the
+    /// one merge `a b`.
+    pub fn tiny_vocab(&mut self) -> &mut Self {
+        let s = |x: &str| Value::String(x.into());
+        self.meta("tokenizer.ggml.model", s("gpt2"))
+            .meta(
+                "tokenizer.ggml.tokens",
+                Value::Array(ValueType::String, vec![s("a"), s("b"), s("ab"), s("Ġ")]),
+            )
+            .meta(
+                "tokenizer.ggml.merges",
+                Value::Array(ValueType::String, vec![s("a b")]),
+            )
     }
 
     /// The file's bytes.

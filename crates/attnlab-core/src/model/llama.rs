@@ -389,7 +389,7 @@ fn linear<T: Real>(x: ArrayView2<T>, w: &Array2<T>, b: Option<&Array1<T>>) -> Ar
 
 /// RMSNorm of each row (`g ⊙ x / √(mean(x²) + ε)`), or of each `width`-column group of a row.
 fn rms_norm<T: Real>(x: ArrayView2<T>, g: ArrayView1<T>, eps: f64, width: usize) -> Array2<T> {
-    let mut y = Array2::from_shape_vec(x.dim(), x.iter().copied().collect()).expect("x's shape");
+    let mut y = x.as_standard_layout().into_owned();
     let eps = T::from_f64(eps);
     let w = T::from_f64(width as f64);
     let norm = |_: usize, row: &mut [T]| {
@@ -784,22 +784,12 @@ impl<T: Real> LlamaWeights<T> {
         })
     }
 
-    /// One decoder layer: `h + Attn(h)`, then `+ MLP`.
+    /// One decoder layer, `h + Attn(h)` then `+ MLP`, for the rows of positions `q0 …` (all
+    /// of them when `q0 = 0`; keys and values always from every position of `h`).
     ///
     /// # Errors
     /// As [`LlamaWeights::attention`].
     pub fn block(
-        &self,
-        l: usize,
-        h: ArrayView2<T>,
-        rope: Option<&RopeTable<T>>,
-        mask: Mask,
-    ) -> Result<Array2<T>> {
-        self.block_from(l, h, rope, mask, 0)
-    }
-
-    /// [`LlamaWeights::block`]'s rows for positions `q0 …` only.
-    fn block_from(
         &self,
         l: usize,
         h: ArrayView2<T>,
@@ -890,7 +880,7 @@ impl<T: Real> LlamaWeights<T> {
             } else {
                 0
             };
-            h = self.block_from(l, h.view(), rope.as_ref(), opts.mask, q0)?;
+            h = self.block(l, h.view(), rope.as_ref(), opts.mask, q0)?;
             if opts.keep_hidden {
                 hidden.push(h.clone());
             }
