@@ -630,9 +630,15 @@ pub(crate) fn weights_tile<F: Real>(
         for r in 0..rows {
             a[r * n + kend..(r + 1) * n].fill(F::zero());
         }
-        for j in 0..kend {
+        // Transposed in blocks of 16 keys: each row of `A` is written in runs of 16 contiguous
+        // values (a 64-byte line in f32), and the 16 rows of `st` a block reads stay in L1.
+        // (Row by row with the lanes inner, every write landed n values from the last.)
+        for jb in (0..kend).step_by(16) {
+            let je = (jb + 16).min(kend);
             for r in 0..rows {
-                a[r * n + j] = st[j * BQ + r];
+                for (j, x) in (jb..je).zip(&mut a[r * n + jb..r * n + je]) {
+                    *x = st[j * BQ + r];
+                }
             }
         }
         h.times_v(st, 0, kend, ot, false);
