@@ -8,8 +8,8 @@ use crate::attention::Mask;
 use crate::layer::{Inputs, LayerKind, LayerSpec, PosKind, Readout};
 use crate::symmetry::{
     check_equivariance, check_invariance, error_matrix, future_pass, identity_check,
-    identity_recomputed, shared_pass_at, CheckReport, Forward, LayerAt, Perms, Permutation,
-    Property, Tolerance, Verdict, Worst,
+    identity_recomputed, sampled_pass_at, shared_pass_at, CheckReport, Forward, LayerAt,
+    LayerRowsAt, Perms, Permutation, Property, Tolerance, Verdict, Worst,
 };
 use crate::{Dtype, Error, Real, Result};
 
@@ -229,6 +229,48 @@ pub struct Control {
     pub margin: f64,
     /// Whether it showed what it must.
     pub ok: bool,
+    /// The output rows it compared, when not all of them ([`RowSample`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampled_rows: Option<RowSample>,
+}
+
+/// The output rows a control or the diagnosis compared when n is large
+/// ([`run_check`]: more than [`RowSample::ABOVE`] positions, a layer whose rows can be computed
+/// alone): the main check's worst row and evenly spaced others, `rows` of the `of` rows.
+/// Each computed row is bit-identical to that row of the whole output, so the error found is
+/// the whole comparison's on those rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RowSample {
+    /// Rows compared.
+    pub rows: usize,
+    /// Rows of the output.
+    pub of: usize,
+}
+
+impl RowSample {
+    /// Sequences longer than this compare a sample of rows in the controls and the diagnosis.
+    pub const ABOVE: usize = 256;
+    /// Rows a sample holds.
+    pub const ROWS: usize = 64;
+
+    /// The rows of a sample of `0..n`: `worst` and `ROWS − 1` evenly spaced rows from 0 to
+    /// n − 1 (sorted, without repeats).
+    ///
+    /// ```
+    /// use attnlab_core::experiment::RowSample;
+    /// let r = RowSample::rows_of(4096, 5);
+    /// assert_eq!((r.len(), r[0], r[1], *r.last().unwrap()), (64, 0, 5, 4095));
+    /// ```
+    pub fn rows_of(n: usize, worst: usize) -> Vec<usize> {
+        let k = Self::ROWS - 1;
+        let mut rows: Vec<usize> = (0..k)
+            .map(|i| i * (n - 1) / (k - 1).max(1))
+            .chain(std::iter::once(worst.min(n - 1)))
+            .collect();
+        rows.sort_unstable();
+        rows.dedup();
+        rows
+    }
 }
 
 /// Is the measured error round-off or structure? The same check in f32 and f64: round-off falls
@@ -252,6 +294,8 @@ pub struct Diagnosis {
     pub conclusion: Conclusion,
     /// The precision the layer computes in internally ([`Conclusion::LowerPrecision`]).
     pub internal: Option<Dtype>,
+    /// The output rows the other precision's check compared, when not all ([`RowSample`]).
+    pub sampled_rows: Option<RowSample>,
 }
 
 impl Diagnosis {
@@ -295,6 +339,7 @@ impl Diagnosis {
             eps_ratio,
             conclusion,
             internal: None,
+            sampled_rows: None,
         }
     }
 
@@ -398,6 +443,7 @@ impl Control {
             max_abs_error: check.max_abs_error,
             margin: check.margin,
             ok: check.max_abs_error == 0.0,
+            sampled_rows: None,
         }
     }
 
@@ -409,6 +455,7 @@ impl Control {
             max_abs_error: check.max_abs_error,
             margin: check.margin,
             ok: !check.holds,
+            sampled_rows: None,
         }
     }
 }
@@ -607,6 +654,17 @@ fn fused_forward<'a, T: Real>(spec: &'a LayerSpec, inputs: &'a Inputs) -> Result
     }))
 }
 
+/// The layer computing only given output rows (attention without a readout), or `None`.
+fn rows_forward<'a, T: Real>(
+    spec: &'a LayerSpec,
+    inputs: &'a Inputs,
+) -> Result<Option<RowsAt<'a, T>>> {
+    Ok(spec.build_rows_at::<T>(inputs)?.map(|f| {
+        Box::new(move |x: ArrayView2<T>, at: &[usize], rows: &[usize]| f(x, at, rows))
+            as RowsAt<'a, T>
+    }))
+}
+
 /// One stage of a run: its name, and its position among `stages` stages.
 fn stage_tick<'a>(
     watch: &'a Watch<'a>,
@@ -669,8 +727,10 @@ fn observed_in<T: Real, U: Real>(
             name: "broken layer (attention + index signal p·1.0)".into(),
             stage: "the negative control (attention + index signal p·1.0)".into(),
             forward: fused_forward::<T>(&broken, inputs)?,
+            rows: rows_forward::<T>(&broken, inputs)?,
         }),
         other: fused_forward::<U>(spec, inputs)?,
+        other_rows: rows_forward::<U>(spec, inputs)?,
         arithmetic: Arithmetic::Own,
     };
     let h = inputs.x.mapv(T::from_f64);
@@ -743,7 +803,13 @@ pub struct Broken<'a, T: Real> {
     pub stage: String,
     /// Its forward pass.
     pub forward: ForwardAt<'a, T>,
+    /// The same layer computing only given output rows, bit-identical to those rows of
+    /// `forward` (attnlab's attention): a long sequence's control compares a [`RowSample`].
+    pub rows: Option<RowsAt<'a, T>>,
 }
+
+/// A forward pass computing only given output rows ([`LayerRowsAt`]).
+pub type RowsAt<'a, T> = Box<LayerRowsAt<'a, T>>;
 
 /// The layer under test as [`run_check`] calls it: in the check's dtype `T`, broken on purpose,
 /// and in the other dtype `U` (the diagnosis).
@@ -754,6 +820,9 @@ pub struct Subject<'a, T: Real, U: Real> {
     pub broken: Option<Broken<'a, T>>,
     /// The layer in the other dtype.
     pub other: ForwardAt<'a, U>,
+    /// The layer in the other dtype computing only given output rows, bit-identical to those
+    /// rows of `other`: a long sequence's diagnosis compares a [`RowSample`].
+    pub other_rows: Option<RowsAt<'a, U>>,
     /// Whose arithmetic.
     pub arithmetic: Arithmetic,
 }
@@ -825,6 +894,7 @@ pub fn run_check<T: Real, U: Real>(
         mut check,
         broken,
         mut other,
+        mut other_rows,
         arithmetic,
     } = subject;
     let foreign = arithmetic == Arithmetic::Foreign;
@@ -857,6 +927,14 @@ pub fn run_check<T: Real, U: Real>(
             weight_form = Some(r.clone());
         }
     }
+    // A long sequence's controls and diagnosis compare a sample of rows (the check's worst
+    // among them) where the layer computes rows alone, bit-identical to the whole output's.
+    let sample = (target == Target::Equivariance && n > RowSample::ABOVE)
+        .then(|| RowSample::rows_of(n, pass.report.worst.row));
+    let sampled = |rows: &Vec<usize>| RowSample {
+        rows: rows.len(),
+        of: n,
+    };
 
     // Controls: the identity (from the check's own f(H), or recomputed for a foreign layer);
     // the broken layer, its own forwards.
@@ -885,18 +963,31 @@ pub fn run_check<T: Real, U: Real>(
         };
         let count = broken_perms.non_identity_count();
         let mut tick = stage_tick(watch, "broken-layer control", 1, stages, count);
-        let r = shared_pass_at(
-            &mut *b.forward,
-            h,
-            broken_perms,
-            true,
-            property,
-            rows_from,
-            &mut tick,
-        )
-        .map_err(|e| staged(&b.stage, e))?;
-        negative_held = r.report.holds;
-        controls.push(Control::broken(b.name, &r.report));
+        let (r, rows) = match (b.rows.as_mut(), &sample) {
+            (Some(f), Some(rows)) => (
+                sampled_pass_at(&mut **f, h, broken_perms, true, rows, None, &mut tick),
+                Some(sampled(rows)),
+            ),
+            _ => (
+                shared_pass_at(
+                    &mut *b.forward,
+                    h,
+                    broken_perms,
+                    true,
+                    property,
+                    rows_from,
+                    &mut tick,
+                )
+                .map(|p| p.report),
+                None,
+            ),
+        };
+        let r = r.map_err(|e| staged(&b.stage, e))?;
+        negative_held = r.holds;
+        controls.push(Control {
+            sampled_rows: rows,
+            ..Control::broken(b.name, &r)
+        });
     }
     // Future independence: the causal check's other half; for a foreign layer whose
     // equivariance breaks, the dependence pattern (does it look causal?).
@@ -932,29 +1023,49 @@ pub fn run_check<T: Real, U: Real>(
         "f32 diagnosis"
     };
     let mut tick = stage_tick(watch, other_name, stages - 1, stages, perms.len());
-    let other_pass = shared_pass_at(
-        &mut *other,
-        hu,
-        perms,
-        false,
-        property,
-        rows_from,
-        &mut tick,
-    );
+    // The whole f(H)'s scale is the check's (the other precision's differs in its last bits).
+    let (other_pass, other_rows_sample) = match (other_rows.as_mut(), &sample) {
+        (Some(f), Some(rows)) => (
+            sampled_pass_at(
+                &mut **f,
+                hu,
+                perms,
+                false,
+                rows,
+                Some(report.tolerance_detail.scale),
+                &mut tick,
+            )
+            .map(|r| (r, None)),
+            Some(sampled(rows)),
+        ),
+        _ => (
+            shared_pass_at(
+                &mut *other,
+                hu,
+                perms,
+                false,
+                property,
+                rows_from,
+                &mut tick,
+            )
+            .map(|o| (o.report, Some(o.base))),
+            None,
+        ),
+    };
     timings.diagnosis_s = t.elapsed().as_secs_f64();
     (watch.progress)(other_name, 1.0);
     let identity_ok = controls[0].ok;
     let diagnosis = match other_pass {
-        Ok(o) => {
+        Ok((o_report, o_base)) => {
             let (e32, e64, tol64) = if U::DTYPE == Dtype::F64 {
                 (
                     report.max_abs_error,
-                    o.report.max_abs_error,
-                    &o.report.tolerance_detail,
+                    o_report.max_abs_error,
+                    &o_report.tolerance_detail,
                 )
             } else {
                 (
-                    o.report.max_abs_error,
+                    o_report.max_abs_error,
                     report.max_abs_error,
                     &report.tolerance_detail,
                 )
@@ -976,7 +1087,10 @@ pub fn run_check<T: Real, U: Real>(
             {
                 let perm = report.worst.perm.clone();
                 let et = error_matrix(&mut *check, h, &base, &perm, property, rows_from);
-                let eu = error_matrix(&mut *other, hu, &o.base, &perm, property, rows_from);
+                let eu = match &o_base {
+                    Some(ob) => error_matrix(&mut *other, hu, ob, &perm, property, rows_from),
+                    None => Err(Error::invalid("diagnosis", "a row sample", "whole outputs")),
+                };
                 if let (Ok(et), Ok(eu)) = (et, eu) {
                     if Diagnosis::reproduces(&et, &eu) {
                         d.conclusion = Conclusion::Structural;
@@ -984,6 +1098,7 @@ pub fn run_check<T: Real, U: Real>(
                     }
                 }
             }
+            d.sampled_rows = other_rows_sample;
             Ok(d)
         }
         Err(e) if e.kind() == crate::ErrorKind::Cancelled || !foreign => return Err(e),
@@ -1091,6 +1206,83 @@ mod tests {
             t.diagnosis_s,
         ] {
             assert!(s.is_finite() && s >= 0.0, "{t:?}");
+        }
+    }
+
+    /// Past [`RowSample::ABOVE`] positions the broken-layer control and the diagnosis compare
+    /// a row sample: exactly the whole comparison's numbers on those rows (each row is computed
+    /// alone, bit for bit), with the check's worst row among them; the conclusions stand.
+    #[test]
+    fn a_long_sequence_compares_a_row_sample_with_the_whole_comparisons_numbers() {
+        let n = RowSample::ABOVE + 44;
+        let inputs = InputSpec {
+            n: Some(n),
+            dim: Some(8),
+            heads: 2,
+            seed: 3,
+            ..InputSpec::default()
+        }
+        .build()
+        .unwrap();
+        let watch = Watch {
+            cancel: &|| Ok(()),
+            progress: &|_, _| {},
+        };
+        let perms = Permutation::random(n, 2, 4, true).unwrap();
+        for (pos, structural) in [(PosKind::None, false), (PosKind::Index, true)] {
+            let spec = LayerSpec {
+                pos,
+                index_scale: 1.0,
+                ..LayerSpec::default()
+            };
+            let (r, _) =
+                symmetry_observed(&spec, &inputs, Perms::List(&perms), Dtype::F32, &watch).unwrap();
+            let rows = RowSample::rows_of(n, r.report.worst.row);
+            let sample = Some(RowSample {
+                rows: rows.len(),
+                of: n,
+            });
+            assert!(rows.contains(&r.report.worst.row) && rows.len() >= RowSample::ROWS - 1);
+            assert_eq!(
+                (r.diagnosis.sampled_rows, r.controls[1].sampled_rows),
+                (sample, sample)
+            );
+            assert_eq!(r.controls[0].sampled_rows, None);
+            // The whole f64 comparison restricted to the sampled rows, by hand.
+            let f = spec.build_fused_at::<f64>(&inputs).unwrap();
+            let mut e64 = 0.0f64;
+            for p in &perms {
+                let px = p.apply_rows(inputs.x.view()).unwrap();
+                let (lhs, rhs) = (
+                    f(px.view(), p.as_slice()).unwrap(),
+                    f(inputs.x.view(), &[]).unwrap(),
+                );
+                for &i in &rows {
+                    let pi = p.as_slice()[i];
+                    for j in 0..lhs.ncols() {
+                        e64 = e64.max((lhs[[i, j]] - rhs[[pi, j]]).abs());
+                    }
+                }
+            }
+            assert_eq!(r.diagnosis.f64_error, e64, "{pos:?}");
+            // A lower bound of the whole comparison's error.
+            let whole_fn = |x: ArrayView2<f64>| f(x, &[]);
+            let whole = check_equivariance(whole_fn, inputs.x.view(), &perms).unwrap();
+            assert!(e64 <= whole.max_abs_error);
+            let expected = if structural {
+                Conclusion::Structural
+            } else {
+                Conclusion::RoundOff
+            };
+            assert_eq!(
+                r.diagnosis.conclusion, expected,
+                "{pos:?}: {:?}",
+                r.diagnosis
+            );
+            assert!(
+                r.controls[1].ok,
+                "the broken layer breaks on the sample too"
+            );
         }
     }
 

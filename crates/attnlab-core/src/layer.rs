@@ -416,6 +416,10 @@ pub type LayerFn<'a, T> = Box<dyn Fn(ArrayView2<T>) -> Result<Array2<T>> + 'a>;
 /// token `at[i]`; see [`LayerSpec::move_positions`]).
 pub type LayerAtFn<'a, T> = Box<dyn Fn(ArrayView2<T>, &[usize]) -> Result<Array2<T>> + 'a>;
 
+/// A layer computing only the output rows it is asked for: `(H, at, rows) ↦ f(H)[rows]`.
+pub type LayerRowsFn<'a, T> =
+    Box<dyn Fn(ArrayView2<T>, &[usize], &[usize]) -> Result<Array2<T>> + 'a>;
+
 /// The rotary positions of rows that hold the tokens `at`: `at` itself when positions move with
 /// the tokens, else 0..n.
 fn rotary_positions(move_positions: bool, at: &[usize], n: usize) -> Vec<i64> {
@@ -630,6 +634,26 @@ impl LayerSpec {
         self.build_path(inputs, false)
     }
 
+    /// Attention without a readout as a function computing only some rows of its output:
+    /// `(H, at, rows) ↦ f(H)[rows]`, the same bits as those rows of
+    /// [`LayerSpec::build_fused_at`]'s result ([`AttentionLayer::output_rows_at`]); `None` for
+    /// an RNN or a readout, whose rows are not separable so.
+    ///
+    /// # Errors
+    /// As [`LayerSpec::build`].
+    pub fn build_rows_at<'a, T: Real>(
+        &'a self,
+        inputs: &'a Inputs,
+    ) -> Result<Option<LayerRowsFn<'a, T>>> {
+        if self.kind != LayerKind::Attention || self.readout != Readout::None {
+            return Ok(None);
+        }
+        let layer = self.attention_layer::<T>(inputs)?;
+        Ok(Some(Box::new(
+            move |h: ArrayView2<T>, at: &[usize], rows: &[usize]| layer.output_rows_at(h, at, rows),
+        )))
+    }
+
     fn build_path<'a, T: Real>(
         &'a self,
         inputs: &'a Inputs,
@@ -772,6 +796,28 @@ impl<T: Real> AttentionLayer<T> {
                     .forward_output_only_with(h.view(), &|x: ArrayView2<T>| r.apply(x, &positions))
             }
             None => self.layer.forward_output_only(h.view()),
+        }
+    }
+
+    /// Rows `rows` of [`AttentionLayer::output_at`] (`rows.len() × d_out`), bit for bit, at a
+    /// `rows.len()/n` share of the attention's work ([`Attention::forward_rows`]).
+    ///
+    /// # Errors
+    /// Shapes that do not fit; a row ≥ n.
+    pub fn output_rows_at(
+        &self,
+        h: ArrayView2<T>,
+        at: &[usize],
+        rows: &[usize],
+    ) -> Result<Array2<T>> {
+        let h = self.input(h)?;
+        match &self.rope {
+            Some(r) => {
+                let positions = rotary_positions(self.moving, at, h.nrows());
+                let hook = |x: ArrayView2<T>| r.apply(x, &positions);
+                self.layer.forward_rows(h.view(), rows, Some(&hook))
+            }
+            None => self.layer.forward_rows(h.view(), rows, None),
         }
     }
 

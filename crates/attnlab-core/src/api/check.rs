@@ -443,7 +443,9 @@ fn run_in<T: Real, U: Real>(
                 target.readout,
                 Some(index_signal(n, d, 1.0).mapv(T::from_f64)),
             ),
+            rows: None,
         }),
+        other_rows: None,
         other: forward_of(g, target.readout, None),
         arithmetic: experiment::Arithmetic::Foreign,
     };

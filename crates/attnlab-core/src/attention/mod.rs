@@ -301,6 +301,52 @@ impl<T: Real> Attention<T> {
         Ok(self.run(h, Some(qk), false)?.output)
     }
 
+    /// Rows `rows` of [`Attention::forward_output_only_with`]'s output (`rows.len() × d_out`, in
+    /// the order given; `qk = None` for no hook): the keys and values of all n positions, the
+    /// queries of those rows only, so the attention costs `rows.len()/n` of the whole pass.
+    /// A row's result does not depend on which rows are computed with it (every operation on a
+    /// query is its own lane's), so each is bit-identical to that row of the whole output;
+    /// under the causal mask the whole output is computed and the rows taken from it.
+    ///
+    /// ```
+    /// use attnlab_core::attention::{Attention, Mask};
+    /// use ndarray::Array2;
+    /// let h = Array2::from_shape_fn((5, 2), |(i, j)| (i * 2 + j) as f64 / 7.0);
+    /// let eye = Array2::<f64>::eye(2);
+    /// let layer = Attention::single(eye.clone(), eye.clone(), eye, Mask::None).unwrap();
+    /// let all = layer.forward_output_only(h.view()).unwrap();
+    /// let some = layer.forward_rows(h.view(), &[4, 1], None).unwrap();
+    /// assert_eq!(some.row(0), all.row(4));
+    /// assert_eq!(some.row(1), all.row(1));
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Attention::forward_output_only_with`]; a row ≥ n.
+    pub fn forward_rows(
+        &self,
+        h: ArrayView2<T>,
+        rows: &[usize],
+        qk: Option<QkHook<'_, T>>,
+    ) -> Result<Array2<T>> {
+        self.check_input(h)?;
+        let n = h.nrows();
+        if let Some(&r) = rows.iter().find(|&&r| r >= n) {
+            return Err(Error::invalid(
+                "output row",
+                r,
+                format!("0..{n} (the sequence length)"),
+            ));
+        }
+        let mut ws = Workspace::new();
+        if self.mask == Mask::Causal {
+            let (_, dout) = fused_forward(self, h, qk, None, None, &mut ws)?;
+            let all = ArrayView2::from_shape((n, dout), &ws.out[..]).expect("n × d_out");
+            return Ok(all.select(ndarray::Axis(0), rows));
+        }
+        let shape = fused_forward(self, h, qk, None, Some(rows), &mut ws)?;
+        Ok(Array2::from_shape_vec(shape, std::mem::take(&mut ws.out)).expect("rows × d_out"))
+    }
+
     /// The earlier implementation: ndarray's GEMM (matrixmultiply) for every product, each head's
     /// n × n scores materialised and softmaxed with `Real::exp`. Kept as an independent second
     /// implementation for tests and as the benchmark baseline.
@@ -467,7 +513,7 @@ impl<T: Real> Attention<T> {
         self.check_input(h)?;
         let mut ws = Workspace::new();
         let mut list = Vec::new();
-        let shape = fused_forward(self, h, qk, weights.then_some(&mut list), &mut ws)?;
+        let shape = fused_forward(self, h, qk, weights.then_some(&mut list), None, &mut ws)?;
         let output = Array2::from_shape_vec(shape, std::mem::take(&mut ws.out)).expect("n × d_out");
         Ok(AttentionOutput {
             output,
@@ -499,7 +545,7 @@ impl<T: Real> Attention<T> {
         ws: &'w mut Workspace<T>,
     ) -> Result<ArrayView2<'w, T>> {
         self.check_input(h)?;
-        let shape = fused_forward(self, h, qk, None, ws)?;
+        let shape = fused_forward(self, h, qk, None, None, ws)?;
         Ok(ArrayView2::from_shape(shape, &ws.out[..]).expect("n × d_out"))
     }
 }
@@ -515,6 +561,7 @@ pub struct Workspace<T> {
     kp: Vec<T>,
     vtp: Vec<T>,
     hooked: Vec<T>,
+    gathered: Vec<T>,
     tiles: Vec<T>,
     concat: Vec<T>,
     out: Vec<T>,
@@ -528,6 +575,7 @@ impl<T: Real> Workspace<T> {
             kp: Vec::new(),
             vtp: Vec::new(),
             hooked: Vec::new(),
+            gathered: Vec::new(),
             tiles: Vec::new(),
             concat: Vec::new(),
             out: Vec::new(),
@@ -552,26 +600,33 @@ const SMALL_WORK: usize = 1 << 21;
 /// heads × tiles tasks in parallel (or on the calling thread for small problems), each writing
 /// its own block; the output projection last. With `weights`, each head's `A` is formed and
 /// returned (and `A·V` is computed from it); without, the online softmax never forms it.
+/// With `rows` (unmasked, no weights), only those query rows are attended and projected out:
+/// the result is `rows.len() × d_out`.
 fn fused_forward<F: Real>(
     layer: &Attention<F>,
     h: ArrayView2<F>,
     qk: Option<QkHook<'_, F>>,
     weights: Option<&mut Vec<Array2<F>>>,
+    rows: Option<&[usize]>,
     ws: &mut Workspace<F>,
 ) -> Result<(usize, usize)> {
     use rayon::prelude::*;
+    debug_assert!(rows.is_none() || (weights.is_none() && layer.mask == Mask::None));
     let n = h.nrows();
+    // The query rows attended: all n, or the given ones gathered (`nq` of them).
+    let nq = rows.map_or(n, <[usize]>::len);
     let heads = layer.heads;
     let (dq, dvt) = (layer.wq.ncols(), layer.wv.ncols());
     let (dk, dv) = (dq / heads, dvt / heads);
     let width = 2 * dq + dvt;
-    let work = n * n * (dk + dv) * heads + n * layer.dim() * width;
+    let work = nq * n * (dk + dv) * heads + n * layer.dim() * width;
     let parallel = work >= SMALL_WORK && rayon::current_num_threads() > 1;
     let Workspace {
         qkv,
         kp,
         vtp,
         hooked,
+        gathered,
         tiles,
         concat,
         out,
@@ -622,12 +677,31 @@ fn fused_forward<F: Real>(
     }
     let inv_scale = F::one() / F::from_f64(dk as f64).sqrt();
     let (kp, vtp, hooked) = (&*kp, &*vtp, &*hooked);
-    let head_op = |hd: usize| kernel::Head {
-        q: if has_hook {
+    let query = |hd: usize| {
+        if has_hook {
             ArrayView2::from_shape((n, dk), &hooked[hd * n * dk..(hd + 1) * n * dk])
                 .expect("n × dk")
         } else {
             qv.slice(s![.., hd * dk..(hd + 1) * dk])
+        }
+    };
+    // The chosen rows' queries, head by head (nq × dk each).
+    let gathered = buffer(gathered, if rows.is_some() { heads * nq * dk } else { 0 });
+    if let Some(rows) = rows {
+        for (hd, g) in gathered.chunks_mut(nq * dk.max(1)).enumerate().take(heads) {
+            let q = query(hd);
+            for (dst, &r) in g.chunks_mut(dk.max(1)).zip(rows) {
+                dst.iter_mut().zip(q.row(r)).for_each(|(d, &v)| *d = v);
+            }
+        }
+    }
+    let gathered = &*gathered;
+    let head_op = |hd: usize| kernel::Head {
+        q: if rows.is_some() {
+            ArrayView2::from_shape((nq, dk), &gathered[hd * nq * dk..(hd + 1) * nq * dk])
+                .expect("nq × dk")
+        } else {
+            query(hd)
         },
         q0: 0,
         kp: &kp[hd * klen..(hd + 1) * klen],
@@ -638,7 +712,7 @@ fn fused_forward<F: Real>(
         causal: layer.mask == Mask::Causal,
         inv_scale,
     };
-    let ntiles = n.div_ceil(kernel::BQ);
+    let ntiles = nq.div_ceil(kernel::BQ);
     // Task (head, tile) writes its rows × dv block at (head·ntiles + tile)·BQ·dv of `tiles`
     // (each head's part padded to whole tiles, so the chunks of BQ·dv are the tasks).
     let span = ntiles * kernel::BQ;
@@ -675,7 +749,7 @@ fn fused_forward<F: Real>(
             let run = |(task, ob): (usize, &mut [F])| {
                 let (hd, t) = (task / ntiles, task % ntiles);
                 let i0 = t * kernel::BQ;
-                kernel::forward_tile(&head_op(hd), i0, (i0 + kernel::BQ).min(n), ob);
+                kernel::forward_tile(&head_op(hd), i0, (i0 + kernel::BQ).min(nq), ob);
             };
             if parallel {
                 tiles
@@ -689,11 +763,11 @@ fn fused_forward<F: Real>(
     }
     // Gather the heads side by side: concat[i, hd·dv + c] = tiles[(hd·span + i)·dv + c].
     let direct = heads == 1 && layer.wo.is_none();
-    let concat = buffer(concat, if direct { 0 } else { n * dvt });
+    let concat = buffer(concat, if direct { 0 } else { nq * dvt });
     let src: &[F] = if direct {
-        &tiles[..n * dv]
+        &tiles[..nq * dv]
     } else if heads == 1 {
-        concat.copy_from_slice(&tiles[..n * dv]);
+        concat.copy_from_slice(&tiles[..nq * dv]);
         concat
     } else {
         for (i, row) in concat.chunks_mut(dvt).enumerate() {
@@ -707,15 +781,15 @@ fn fused_forward<F: Real>(
     match &layer.wo {
         Some(wo) => {
             let dout = wo.ncols();
-            let o = buffer(out, n * dout);
-            let cv = ArrayView2::from_shape((n, dvt), src).expect("n × dv");
+            let o = buffer(out, nq * dout);
+            let cv = ArrayView2::from_shape((nq, dvt), src).expect("nq × dv");
             kernel::matmul_into(cv, &layer.wo_padded, layer.ld_wo, dout, o, parallel);
-            Ok((n, dout))
+            Ok((nq, dout))
         }
         None => {
-            let o = buffer(out, n * dvt);
+            let o = buffer(out, nq * dvt);
             o.copy_from_slice(src);
-            Ok((n, dvt))
+            Ok((nq, dvt))
         }
     }
 }
@@ -1396,6 +1470,36 @@ mod tests {
         );
         kernel::FORCE_PORTABLE.store(false, std::sync::atomic::Ordering::Relaxed);
         assert!(simd == portable, "portable and SIMD kernels disagree");
+    }
+
+    /// `forward_rows` gives each asked-for row bit for bit as the whole output holds it (rows
+    /// in any order, repeated, across tiles), with several heads, `Wo` and a query/key hook;
+    /// under the causal mask too (it takes them from the whole output); a row ≥ n is refused.
+    #[test]
+    fn chosen_rows_are_the_whole_outputs_rows_bit_for_bit() {
+        fn run<T: Real>(mask: Mask) {
+            let (n, d, heads) = (150, 12, 3);
+            let mut g = StdGaussian::new(11);
+            let s = 1.0 / (d as f64).sqrt();
+            let mut draw = |r: usize, c: usize| (g.randn(r, c) * s).mapv(T::from_f64);
+            let (wq, wk, wv, wo, h) = (draw(d, d), draw(d, d), draw(d, d), draw(d, d), draw(n, d));
+            let layer = Attention::multi_head(wq, wk, wv, Some(wo), heads, mask).unwrap();
+            let hook = |x: ArrayView2<T>| Ok(x.mapv(|v| v * T::from_f64(0.5) + T::one()));
+            let whole = layer.forward_output_only_with(h.view(), &hook).unwrap();
+            let rows = [149, 0, 47, 48, 96, 3, 3, 100];
+            let some = layer.forward_rows(h.view(), &rows, Some(&hook)).unwrap();
+            assert_eq!(some.dim(), (rows.len(), d));
+            for (k, &r) in rows.iter().enumerate() {
+                let row = |a: &Array2<T>, i: usize| bits(&a.slice(s![i..i + 1, ..]).to_owned());
+                assert_eq!(row(&some, k), row(&whole, r), "row {r}");
+            }
+            let err = layer.forward_rows(h.view(), &[n], None).unwrap_err();
+            assert!(err.to_string().contains("150"), "{err}");
+        }
+        for mask in [Mask::None, Mask::Causal] {
+            run::<f32>(mask);
+            run::<f64>(mask);
+        }
     }
 
     #[test]

@@ -80,9 +80,13 @@ impl crate::experiment::Diagnosis {
     /// One sentence saying why the error is round-off, structure or exact ([`diagnosis`]).
     pub fn explanation(&self) -> String {
         use crate::experiment::Conclusion;
-        match (self.conclusion, self.internal) {
+        let why = match (self.conclusion, self.internal) {
             (Conclusion::LowerPrecision, Some(p)) => lower_precision(p),
             _ => diagnosis(self.conclusion, self.ratio, self.eps_ratio),
+        };
+        match self.sampled_rows {
+            Some(r) => format!("{why} (the second precision compared {} of the {} output rows, the first one's worst row among them, each computed alone and bit for bit that row of the whole output)", r.rows, r.of),
+            None => why,
         }
     }
 }
@@ -101,6 +105,9 @@ impl serde::Serialize for crate::experiment::Diagnosis {
         s.serialize_field("explanation", &self.explanation())?;
         if let Some(p) = self.internal {
             s.serialize_field("internal_dtype", &p)?;
+        }
+        if let Some(r) = self.sampled_rows {
+            s.serialize_field("sampled_rows", &r)?;
         }
         s.end()
     }

@@ -16,6 +16,6 @@ pub use check::{
 };
 pub use permutation::Permutation;
 pub use shared::{
-    error_matrix, future_pass, identity_check, identity_recomputed, shared_pass, shared_pass_at,
-    Forward, LayerAt, LayerInto, Pass, PassTimes, Perms,
+    error_matrix, future_pass, identity_check, identity_recomputed, sampled_pass_at, shared_pass,
+    shared_pass_at, Forward, LayerAt, LayerInto, LayerRowsAt, Pass, PassTimes, Perms,
 };

@@ -289,6 +289,85 @@ pub fn shared_pass_at<T: Real>(
     })
 }
 
+/// A layer computing only some rows of its output: `(H, at, rows) ↦ f(H)[rows]`, told the
+/// positions `H`'s rows hold (as [`LayerAt`]).
+pub type LayerRowsAt<'a, T> =
+    dyn FnMut(ArrayView2<T>, &[usize], &[usize]) -> Result<Array2<T>> + 'a;
+
+/// The output form `f(ΠH) = Π f(H)` compared on the output rows `rows` only: per permutation
+/// (identities skipped with `skip_identity`), `f(ΠH)[rows]` against `f(H)[Π rows]` (row i of
+/// `Π f(H)` is row `perm[i]` of `f(H)`), two forwards that attend only those rows. For a layer
+/// whose rows are bit-identical to the whole output's ([`crate::attention::Attention::forward_rows`])
+/// the differences are exactly those [`shared_pass_at`] finds on these rows, so the error is a
+/// lower bound of the whole check's (equal when `rows` holds the worst row). The tolerance is
+/// [`Tolerance::for_layer`] on `scale` when given (the whole `f(H)`'s max, known from another
+/// pass), else on the largest `|f(H)|` of the compared rows. `tick` as in [`shared_pass`].
+///
+/// # Errors
+/// Whatever `forward` or `tick` return, a non-finite result, no permutation, a permutation of
+/// the wrong length, no row, or a result whose shape is not `rows.len()` rows.
+#[allow(clippy::too_many_arguments)]
+pub fn sampled_pass_at<T: Real>(
+    forward: &mut LayerRowsAt<'_, T>,
+    h: ArrayView2<T>,
+    perms: Perms<'_>,
+    skip_identity: bool,
+    rows: &[usize],
+    scale: Option<f64>,
+    tick: &mut dyn FnMut(usize) -> Result<()>,
+) -> Result<CheckReport> {
+    let (n, d) = h.dim();
+    if let Perms::List(l) = perms {
+        super::check::need_perms(l, n)?;
+    }
+    if rows.is_empty() {
+        return Err(Error::invalid("compared rows", "none", "at least one row"));
+    }
+    let mut main = Tracker::new(n);
+    let mut px = h.to_owned();
+    let mut base_rows = vec![0; rows.len()];
+    let mut seen_scale = 0.0f64;
+    let identity: Vec<usize> = (0..n).collect();
+    let mut done = 0usize;
+    perms.for_each(skip_identity, |p| {
+        tick(done)?;
+        for (b, &i) in base_rows.iter_mut().zip(rows) {
+            *b = p[i];
+        }
+        let base = forward(h, &identity, &base_rows)?;
+        for (i, &pi) in p.iter().enumerate() {
+            px.row_mut(i).assign(&h.row(pi));
+        }
+        let out = forward(px.view(), p, rows)?;
+        ensure_finite(&base)?;
+        ensure_finite(&out)?;
+        if out.dim() != base.dim() || out.nrows() != rows.len() {
+            return Err(Error::shape(
+                "comparison",
+                format!("{} rows × {}", rows.len(), base.ncols()),
+                format!("{:?}", out.dim()),
+            ));
+        }
+        seen_scale = seen_scale.max(max_abs(&base));
+        let s = compare_by(out.dim(), |i, j| out[[i, j]], |i, j| base[[i, j]]);
+        let (li, j) = s.at;
+        let global = DiffStats {
+            at: (rows[li], j),
+            ..s
+        };
+        main.add_stats(
+            p,
+            &global,
+            (out[[li, j]].to_f64(), base[[li, j]].to_f64()),
+            0,
+        );
+        done += 1;
+        Ok(())
+    })?;
+    let tol = Tolerance::for_layer::<T>(n, d, scale.unwrap_or(seen_scale));
+    Ok(main.finish::<T>(Property::Equivariance, tol))
+}
+
 /// [`compare_by`] of `l` with `Π b Πᵀ` (entry (i, j) is `b[p[i], p[j]]`), row by row over
 /// slices, blocks of rows on rayon's pool: the n × n weight form is the largest comparison of a
 /// check. Both arrays are finite (the pass checks them first), so every difference is finite

@@ -123,8 +123,12 @@ pub(super) fn permutations(p: &PermutationSet, default_seed: u64) -> String {
 pub(super) fn controls(controls: &[Control]) -> comfy_table::Table {
     let mut c = table(&["control", "must show", "max abs error", "margin", "ok"]);
     for ctl in controls {
+        let name = match ctl.sampled_rows {
+            Some(r) => format!("{} (on {} of the {} rows)", ctl.name, r.rows, r.of),
+            None => ctl.name.clone(),
+        };
         c.add_row(vec![
-            ctl.name.clone(),
+            name,
             ctl.expectation.clone(),
             sci(ctl.max_abs_error),
             sci(ctl.margin),

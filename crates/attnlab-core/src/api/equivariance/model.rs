@@ -98,7 +98,9 @@ fn check_in<T: Real, U: Real>(
                 req.move_positions,
                 Some(index_signal(n, d, 1.0).mapv(T::from_f64)),
             ),
+            rows: None,
         }),
+        other_rows: None,
         other: forward(&wu, a.pos, a.mask, req.move_positions, None),
         arithmetic: Arithmetic::Own,
     };
