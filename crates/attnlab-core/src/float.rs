@@ -8,25 +8,30 @@
 /// is private, so no other crate can implement or call it (a sealed trait). The implementations
 /// for `f32` and `f64` are the kernels themselves, in `attention::kernel`.
 pub trait Float: Copy + Sized + 'static {
-    /// Panel width: columns of `B` per micro-kernel call (two 256-bit registers).
+    /// Panel width: columns of `B` per micro-kernel call (two 256-bit registers, one 512-bit).
     const NR: usize;
     /// `a·b + c` with one rounding.
     fn fma(a: Self, b: Self, c: Self) -> Self;
     /// The vectorised exponential's scalar definition ([`crate::attention::exp::exp_f32`] / [`crate::attention::exp::exp_f64`]).
     fn vexp(x: Self) -> Self;
-    /// The micro-kernel with the fastest instruction set this CPU has: for `i < MR` (the
-    /// kernel's 6 rows per call), `j < NR`,
-    /// `acc[i][j] = Σ_p a[p·MR + i]·b[p·ldb + j]` (one in-order FMA chain), then rows `i < m`,
+    /// Rows of `A` the micro-kernel takes per call on this CPU: two micro-panels (12) where
+    /// AVX-512F gives it the registers, else one (`MR` = 6).
+    fn rows_per_call() -> usize;
+    /// The micro-kernel with the fastest instruction set this CPU has: for rows `i < m` (the
+    /// first `MR` = 6 from the micro-panel at `a`, the next from the one at `a + sa`), `j < NR`,
+    /// `acc[i][j] = Σ_p A[i, p]·b[p·ldb + j]` (one in-order FMA chain), then rows `i < m`,
     /// columns `j < ncols` of `c` become `acc` (or `c + acc` when `add`).
     ///
     /// # Safety
-    /// `a` must be readable at `p·MR + i` for `p < t`, `i < MR` (a micro-panel packed by the kernel);
-    /// `b` at `p·ldb + j` for `p < t`, `j < NR`; `c` writable (and readable when `add`) at
-    /// `i·ldc + j` for `i < m`, `j < ncols`; `m ≤ MR`, `ncols ≤ NR`.
+    /// `a` must be readable at `p·MR + i` for `p < t`, `i < MR` (a micro-panel packed by the
+    /// kernel), and when `m > MR` also `a + sa`; `b` at `p·ldb + j` for `p < t`, `j < NR`; `c`
+    /// writable (and readable when `add`) at `i·ldc + j` for `i < m`, `j < ncols`;
+    /// `m ≤ 2·MR`, `ncols ≤ NR`.
     #[allow(clippy::too_many_arguments)]
     unsafe fn mk(
         m: usize,
         a: *const Self,
+        sa: usize,
         b: *const Self,
         ldb: usize,
         t: usize,

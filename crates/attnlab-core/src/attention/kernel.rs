@@ -5,8 +5,9 @@
 //! `[p][i]` by [`pack_a_into`], and `NR` contiguous columns of a row-major `B` (16 `f32` / 8 `f64`:
 //! two 256-bit registers). Every `C[i, j]` is the fused multiply-add chain
 //! `acc ← fma(A[i, p], B[p, j], acc)` for `p = 0, 1, …` in order, whatever its position in the
-//! block, and the AVX2 + FMA version returns the same bits as the portable one (both use correctly
-//! rounded fused multiply-adds; tested).
+//! block, and the AVX-512F and AVX2 + FMA versions return the same bits as the portable one (all
+//! use correctly rounded fused multiply-adds; tested). With AVX-512F a call takes two
+//! micro-panels (12 rows, one 512-bit register of `NR` columns each).
 //!
 //! A tile of [`BQ`] queries is computed *transposed*, queries along the SIMD lanes:
 //! `Sᵀ = K_b·Q_tᵀ` for a block `b` of [`BK`] keys (rows = keys, columns = queries), masked entries
@@ -52,6 +53,23 @@ fn sized<F: Real>(v: &mut Vec<F>, len: usize) -> &mut [F] {
 #[cfg(test)]
 pub(crate) static FORCE_PORTABLE: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
+
+/// AVX-512F (and the AVX2 + FMA it implies on every CPU that has it), unless the test switch
+/// forces the portable kernels.
+fn has_avx512() -> bool {
+    #[cfg(test)]
+    if FORCE_PORTABLE.load(std::sync::atomic::Ordering::Relaxed) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        is_x86_feature_detected!("avx512f") && has_avx2_fma()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
 
 fn has_avx2_fma() -> bool {
     #[cfg(test)]
@@ -244,6 +262,136 @@ mod avx2 {
     );
 }
 
+/// The AVX-512F kernels of one float type: one 512-bit register `$v` of `$lanes` values is a
+/// panel row (`NR` = `$lanes`), and a call takes `G` micro-panels of `A` (`G·MR` rows, 12
+/// accumulators for `G` = 2: enough independent chains to keep both FMA pipes busy).
+#[cfg(target_arch = "x86_64")]
+macro_rules! avx512_kernels {
+    ($mk:ident, $exp_cols:ident, $t:ty, $v:ty, $lanes:expr, $exp:path,
+     $zero:ident, $load:ident, $set1:ident, $fmadd:ident, $add:ident, $store:ident,
+     $sub:ident, $mul:ident) => {
+        /// AVX-512F micro-kernel over `G` micro-panels (`a`, and `a + sa` for `G` = 2).
+        ///
+        /// # Safety
+        /// As `Float::mk` with `m ≤ G·MR`, and the CPU supports AVX-512F.
+        #[allow(clippy::too_many_arguments)]
+        #[target_feature(enable = "avx512f")]
+        pub unsafe fn $mk<const G: usize>(
+            m: usize,
+            a: *const $t,
+            sa: usize,
+            b: *const $t,
+            ldb: usize,
+            t: usize,
+            c: *mut $t,
+            ldc: usize,
+            ncols: usize,
+            add: bool,
+        ) {
+            const MR: usize = super::MR;
+            const L: usize = $lanes;
+            let mut acc = [[$zero(); MR]; G];
+            let step = |p: usize, acc: &mut [[$v; MR]; G]| {
+                // SAFETY (this block and the loads below): in bounds by the caller's contract.
+                let bp = $load(b.add(p * ldb));
+                for (g, row) in acc.iter_mut().enumerate() {
+                    let ap = a.add(g * sa + p * MR);
+                    for (i, x) in row.iter_mut().enumerate() {
+                        *x = $fmadd($set1(*ap.add(i)), bp, *x);
+                    }
+                }
+            };
+            // Unrolled by 4: the same operations in the same order.
+            let mut p = 0;
+            while p + 4 <= t {
+                step(p, &mut acc);
+                step(p + 1, &mut acc);
+                step(p + 2, &mut acc);
+                step(p + 3, &mut acc);
+                p += 4;
+            }
+            while p < t {
+                step(p, &mut acc);
+                p += 1;
+            }
+            for i in 0..m {
+                let ci = c.add(i * ldc);
+                let x = acc[i / MR][i % MR];
+                if ncols == L {
+                    $store(ci, if add { $add($load(ci), x) } else { x });
+                } else {
+                    let mut tmp = [0 as $t; L];
+                    $store(tmp.as_mut_ptr(), x);
+                    for (j, &x) in tmp.iter().enumerate().take(ncols) {
+                        let cij = &mut *ci.add(j);
+                        *cij = if add { *cij + x } else { x };
+                    }
+                }
+            }
+        }
+
+        /// See `Float::exp_cols` (same operations as the portable version).
+        ///
+        /// # Safety
+        /// The CPU supports AVX-512F; `s` holds `rows × BQ` values, `m` and `sum` `BQ`.
+        #[target_feature(enable = "avx512f")]
+        pub unsafe fn $exp_cols(s: &mut [$t], rows: usize, m: &[$t], c: $t, sum: &mut [$t]) {
+            const BQ: usize = super::BQ;
+            assert!(s.len() >= rows * BQ && m.len() >= BQ && sum.len() >= BQ);
+            let vc = $set1(c);
+            for k in (0..BQ).step_by($lanes) {
+                let vm = $load(m.as_ptr().add(k));
+                let mut acc = $load(sum.as_ptr().add(k));
+                for j in 0..rows {
+                    let ptr = s.as_mut_ptr().add(j * BQ + k);
+                    let e = $exp($mul($sub($load(ptr), vm), vc));
+                    $store(ptr, e);
+                    acc = $add(acc, e);
+                }
+                $store(sum.as_mut_ptr().add(k), acc);
+            }
+        }
+    };
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    avx512_kernels!(
+        mk_f32,
+        exp_cols_f32,
+        f32,
+        __m512,
+        16,
+        crate::attention::exp::avx512::exp_ps,
+        _mm512_setzero_ps,
+        _mm512_loadu_ps,
+        _mm512_set1_ps,
+        _mm512_fmadd_ps,
+        _mm512_add_ps,
+        _mm512_storeu_ps,
+        _mm512_sub_ps,
+        _mm512_mul_ps
+    );
+    avx512_kernels!(
+        mk_f64,
+        exp_cols_f64,
+        f64,
+        __m512d,
+        8,
+        crate::attention::exp::avx512::exp_pd,
+        _mm512_setzero_pd,
+        _mm512_loadu_pd,
+        _mm512_set1_pd,
+        _mm512_fmadd_pd,
+        _mm512_add_pd,
+        _mm512_storeu_pd,
+        _mm512_sub_pd,
+        _mm512_mul_pd
+    );
+}
+
 fn exp_cols_portable<F: Real>(s: &mut [F], rows: usize, m: &[F], c: F, sum: &mut [F]) {
     for row in s[..rows * BQ].chunks_exact_mut(BQ) {
         for ((x, &mi), si) in row.iter_mut().zip(m).zip(sum.iter_mut()) {
@@ -267,9 +415,17 @@ macro_rules! float_impl {
             fn vexp(x: $t) -> $t {
                 $vexp(x)
             }
+            fn rows_per_call() -> usize {
+                if has_avx512() {
+                    2 * MR
+                } else {
+                    MR
+                }
+            }
             unsafe fn mk(
                 m: usize,
                 a: *const $t,
+                sa: usize,
                 b: *const $t,
                 ldb: usize,
                 t: usize,
@@ -279,14 +435,40 @@ macro_rules! float_impl {
                 add: bool,
             ) {
                 #[cfg(target_arch = "x86_64")]
-                if has_avx2_fma() {
-                    // SAFETY: AVX2 and FMA detected; bounds are the caller's contract.
-                    return unsafe { avx2::$mk(m, a, b, ldb, t, c, ldc, ncols, add) };
+                if has_avx512() {
+                    // SAFETY: AVX-512F detected; bounds are the caller's contract (the second
+                    // micro-panel is read only when m > MR).
+                    return unsafe {
+                        if m > MR {
+                            avx512::$mk::<2>(m, a, sa, b, ldb, t, c, ldc, ncols, add)
+                        } else {
+                            avx512::$mk::<1>(m, a, sa, b, ldb, t, c, ldc, ncols, add)
+                        }
+                    };
                 }
-                // SAFETY: the caller's contract.
-                unsafe { mk_portable::<$t, $nr>(m, a, b, ldb, t, c, ldc, ncols, add) }
+                // One micro-panel per call: rows past MR (if the caller sized its calls for
+                // AVX-512) go in a second call.
+                let one = |m: usize, a: *const $t, c: *mut $t| {
+                    #[cfg(target_arch = "x86_64")]
+                    if has_avx2_fma() {
+                        // SAFETY: AVX2 and FMA detected; bounds are the caller's contract.
+                        return unsafe { avx2::$mk(m, a, b, ldb, t, c, ldc, ncols, add) };
+                    }
+                    // SAFETY: the caller's contract.
+                    unsafe { mk_portable::<$t, $nr>(m, a, b, ldb, t, c, ldc, ncols, add) }
+                };
+                one(m.min(MR), a, c);
+                if m > MR {
+                    // SAFETY: m > MR rows: the caller's contract covers a + sa and c's rows ≥ MR.
+                    one(m - MR, unsafe { a.add(sa) }, unsafe { c.add(MR * ldc) });
+                }
             }
             fn exp_cols(s: &mut [$t], rows: usize, m: &[$t], c: $t, sum: &mut [$t]) {
+                #[cfg(target_arch = "x86_64")]
+                if has_avx512() {
+                    // SAFETY: AVX-512F detected; the lengths are asserted inside.
+                    return unsafe { avx512::$exp_cols(s, rows, m, c, sum) };
+                }
                 #[cfg(target_arch = "x86_64")]
                 if has_avx2_fma() {
                     // SAFETY: AVX2 and FMA detected; the lengths are asserted inside.
@@ -350,9 +532,12 @@ pub(crate) fn pad_cols<F: Real>(x: ndarray::ArrayView2<F>) -> (Vec<F>, usize) {
 /// `C[r, :] (=|+=) Σ_p A[r, p]·B[p, :]` for `r < rows`: `A` packed by [`pack_a_into`] (`t` columns),
 /// `B` row-major with row stride `ldb` and at least `ncols` rounded up to `NR` readable columns,
 /// `C` row-major with row stride `ldc`, `ncols` columns written.
+/// Consecutive micro-panels of `A` lie `sa` apart (`t·MR` when packed whole; a slice of keys
+/// of a longer packing has its own stride).
 #[allow(clippy::too_many_arguments)]
 fn gemm<F: Real>(
     ap: &[F],
+    sa: usize,
     rows: usize,
     t: usize,
     b: &[F],
@@ -364,7 +549,12 @@ fn gemm<F: Real>(
 ) {
     let nr = F::NR;
     let panels = ncols.div_ceil(nr);
-    assert!(ap.len() >= rows.div_ceil(MR) * t * MR, "gemm: A too short");
+    let groups = rows.div_ceil(MR);
+    assert!(sa >= t * MR, "gemm: micro-panels overlap");
+    assert!(
+        groups == 0 || ap.len() >= (groups - 1) * sa + t * MR,
+        "gemm: A too short"
+    );
     assert!(
         t == 0 || panels == 0 || b.len() >= (t - 1) * ldb + panels * nr,
         "gemm: B too short"
@@ -373,16 +563,20 @@ fn gemm<F: Real>(
         rows == 0 || c.len() >= (rows - 1) * ldc + ncols,
         "gemm: C too short"
     );
-    for g in 0..rows.div_ceil(MR) {
-        let mr = MR.min(rows - g * MR);
+    // Rows per call: one micro-panel, or two where the CPU has the registers for them.
+    let per_call = F::rows_per_call();
+    for g in (0..groups).step_by(per_call / MR) {
+        let mr = per_call.min(rows - g * MR);
         for q in 0..panels {
             let nc = nr.min(ncols - q * nr);
-            // SAFETY: the asserts above: group g of A has t·MR entries, B rows p < t hold
-            // columns q·NR..(q+1)·NR, and C rows g·MR..g·MR+mr hold columns q·NR..q·NR+nc.
+            // SAFETY: the asserts above: groups g, g + 1 (when mr > MR) of A have t·MR entries
+            // at g·sa, B rows p < t hold columns q·NR..(q+1)·NR, and C rows g·MR..g·MR+mr hold
+            // columns q·NR..q·NR+nc.
             unsafe {
                 F::mk(
                     mr,
-                    ap.as_ptr().add(g * t * MR),
+                    ap.as_ptr().add(g * sa),
+                    sa,
                     b.as_ptr().add(q * nr),
                     ldb,
                     t,
@@ -418,7 +612,7 @@ pub(crate) fn matmul_into<F: Real>(
         F::with_scratch(|s| {
             let ap = sized(&mut s.pa, packed_len(rows, t));
             pack_a_into(a.slice(ndarray::s![blk * BQ..blk * BQ + rows, ..]), ap);
-            gemm(ap, rows, t, b, ldb, cb, ncols, ncols, false);
+            gemm(ap, t * MR, rows, t, b, ldb, cb, ncols, ncols, false);
         });
     };
     if parallel {
@@ -472,7 +666,7 @@ impl<F: Real> Head<'_, F> {
     fn scores_t(&self, qt: &[F], i0: usize, j0: usize, jn: usize, st: &mut [F]) {
         debug_assert!(j0.is_multiple_of(MR));
         let kp = &self.kp[j0 * self.dk..];
-        gemm(kp, jn, self.dk, qt, BQ, st, BQ, BQ, false);
+        gemm(kp, self.dk * MR, jn, self.dk, qt, BQ, st, BQ, BQ, false);
         if self.causal && j0 + jn > i0 + 1 {
             let neg_inf = F::from_f64(f64::NEG_INFINITY);
             for jj in 0..jn {
@@ -487,12 +681,9 @@ impl<F: Real> Head<'_, F> {
     /// `Oᵀ[c, r] (+)= Σ_{jj<jn} V[j0 + jj, c]·P[jj, r]` for `c < dv` and all `BQ` lanes, with `P`
     /// given as `jn × BQ` row-major; `Oᵀ` is `dv × BQ` row-major.
     fn times_v(&self, p: &[F], j0: usize, jn: usize, ot: &mut [F], add: bool) {
-        let n = self.n;
-        for g in 0..self.dv.div_ceil(MR) {
-            let rows = MR.min(self.dv - g * MR);
-            let a = &self.vtp[g * n * MR + j0 * MR..];
-            gemm(a, rows, jn, p, BQ, &mut ot[g * MR * BQ..], BQ, BQ, add);
-        }
+        // Vᵀ's micro-panels hold all n keys (n·MR apart); the block's keys start at j0.
+        let a = &self.vtp[j0 * MR..];
+        gemm(a, self.n * MR, self.dv, jn, p, BQ, ot, BQ, BQ, add);
     }
 
     /// Keys query rows `i0..i1` need: all n, or `0..i1` under the causal mask.
