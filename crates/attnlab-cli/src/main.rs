@@ -5,7 +5,7 @@ mod cli;
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 
 /// The longest error line printed (the core's messages are far shorter; this is the last guard
 /// against a value echoed whole).
@@ -19,14 +19,14 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let args = match command()
+    let (args, matches) = match command()
         .try_get_matches()
-        .and_then(|m| cli::Cli::from_arg_matches(&m))
+        .and_then(|m| Ok((cli::Cli::from_arg_matches(&m)?, m)))
     {
-        Ok(args) => args,
+        Ok(parsed) => parsed,
         Err(e) => return usage_error(e),
     };
-    match cli::run(args) {
+    match cli::run(args, &matches) {
         Ok(cli::Outcome::Holds) => ExitCode::SUCCESS,
         Ok(cli::Outcome::Fails) => ExitCode::from(1),
         Err(err) => {
@@ -116,7 +116,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
     }
 }
 
-/// The command line's grammar: the derived one, with every option that takes a value
+/// The command line's grammar (`cli::command`), with every option that takes a value
 /// accepting a negative number as its value (`--max-sep -3` is then refused by the option's
 /// own parser, naming the option, instead of being read as an unknown flag `-3`).
 fn command() -> clap::Command {
@@ -136,7 +136,7 @@ fn command() -> clap::Command {
             .iter()
             .fold(cmd, |c, name| c.mut_subcommand(name, negatives))
     }
-    negatives(cli::Cli::command())
+    negatives(cli::command())
 }
 
 /// One line for an error: the message, then each cause whose text it does not already

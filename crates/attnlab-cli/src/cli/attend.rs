@@ -7,9 +7,9 @@ use attnlab_core::choice::Choice;
 use super::common::InputArgs;
 use super::exec::{emit_with_text, run_with_progress, Show};
 
-/// Options of `attnlab attend`.
+/// One forward pass of self-attention: the drawn or loaded inputs, the weights and the output.
 #[derive(Debug, clap::Args)]
-pub struct AttendArgs {
+pub struct Args {
     #[command(flatten)]
     pub input: InputArgs,
     /// The parts of the pass to print, comma-separated, in any order (they are shown in the
@@ -44,7 +44,7 @@ fn parts_parser() -> impl clap::builder::TypedValueParser<Value = Parts> {
     })
 }
 
-pub fn run(args: AttendArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
     // The parts asked for, in the request too: the n × n scores and weights are formed only
     // when shown (and refused for n past what a person can read).
     let parts: Option<Vec<AttendPart>> = (!args.show.is_empty()).then(|| {

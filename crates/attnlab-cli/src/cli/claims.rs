@@ -6,9 +6,9 @@ use attnlab_core::claims::Fault;
 
 use super::exec::{execute, Show};
 
-/// Options of `attnlab claims`.
+/// Every claim of both course documents, checked now; exit 1 if any fails.
 #[derive(Debug, clap::Args)]
-pub struct ClaimsArgs {
+pub struct Args {
     /// Print a JSON array of claims on stdout instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -17,7 +17,7 @@ pub struct ClaimsArgs {
     pub inject_fault: Fault,
 }
 
-pub fn run(args: ClaimsArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let request = Request::Claims(ClaimsRequest {
         inject_fault: args.inject_fault,
     });

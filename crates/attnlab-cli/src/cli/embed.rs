@@ -6,9 +6,9 @@ use attnlab_core::api::{Outcome, Request};
 
 use super::exec::{execute, Show};
 
-/// Options of `attnlab embed`.
+/// Tokens → one-hot → embedding lookup, and the basis-change redundancy at a linear interface.
 #[derive(Debug, clap::Args)]
-pub struct EmbedArgs {
+pub struct Args {
     /// Blocks file with an embedding table E (and optionally "vocab"); default: the course's
     /// 3×2 table for the vocabulary (A, B, .).
     #[arg(long)]
@@ -29,7 +29,7 @@ pub struct EmbedArgs {
     pub json: bool,
 }
 
-pub fn run(args: EmbedArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let request = Request::Embed(EmbedRequest {
         blocks: args.blocks.map(BlocksSource::Path),
         text: args.text,

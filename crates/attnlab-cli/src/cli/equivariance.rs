@@ -11,9 +11,9 @@ use super::exec::{
     emit_with_text, execute_html, run_with_progress, stdout_error, write_html, Show,
 };
 
-/// Options of `attnlab equivariance`.
+/// Check permutation equivariance f(ΠH) = Π f(H) (or invariance with a readout), with evidence.
 #[derive(Debug, clap::Args)]
-pub struct EquivarianceArgs {
+pub struct Args {
     #[command(flatten)]
     pub input: InputArgs,
     /// The layer under test; with --model, the index L of the model's decoder layer whose
@@ -58,7 +58,7 @@ pub struct EquivarianceArgs {
     pub timings: bool,
 }
 
-pub fn run(args: EquivarianceArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let (layer, model_layer) = match (&args.model, args.layer.as_deref()) {
         (_, None) => (LayerKind::Attention, None),
         (Some(_), Some(l)) => (

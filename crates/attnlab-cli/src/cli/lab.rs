@@ -8,9 +8,10 @@ use attnlab_core::api::{Outcome, Request};
 
 use super::exec::{execute_html, Show};
 
-/// Options of `attnlab lab`.
+/// All products of the practical session, computed with defaults: the permuted output,
+/// scores vs separation, the first repeat, what a frequency set resolves, seed 000's exercises.
 #[derive(Debug, clap::Args)]
-pub struct LabArgs {
+pub struct Args {
     /// Write every chart (SVG) into DIR: scores_vs_separation, resolution_margin,
     /// permuted_difference, attention_weights, symmetry_breakers (`--plots` is the old name).
     #[arg(long = "plot", visible_alias = "plots", value_name = "DIR")]
@@ -37,7 +38,7 @@ pub struct LabArgs {
     pub blocks: Option<PathBuf>,
 }
 
-pub fn run(args: LabArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let request = Request::Lab(LabRequest {
         omega: args.omega,
         omegas: List::parse(&args.omegas),

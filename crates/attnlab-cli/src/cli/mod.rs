@@ -1,20 +1,16 @@
-//! Command definitions (clap derive) and dispatch. Each subcommand lives in its own file and
-//! returns an [`Outcome`]; errors become one line on stderr and exit code 2 (see `main.rs`).
+//! The command line: the global options (clap derive), and the command tree generated from the
+//! core's command table (`attnlab_core::for_each_command!`). Each command lives in its own file,
+//! `cli/<file>.rs` (the table's `file` name), holding its clap `Args` (the struct's doc comment is
+//! the command's help) and `run(Args)`, which returns an [`Outcome`]; errors become one line on
+//! stderr and exit code 2 (see `main.rs`).
 
-mod attend;
-mod claims;
 mod common;
-mod embed;
-mod equivariance;
 mod exec;
-mod lab;
 mod model;
-mod predict;
 mod rope;
 mod serve;
-mod session;
 
-use clap::{Parser, Subcommand};
+use clap::{ArgMatches, Args as _, CommandFactory as _, FromArgMatches as _, Parser};
 
 use attnlab_core::api::value::Count;
 use attnlab_core::limits::Limits;
@@ -55,35 +51,76 @@ pub struct Cli {
     /// Largest input file read, in bytes (configs, blocks, answers, state) [default: 64M].
     #[arg(long, global = true, help_heading = LIMITS_HEADING, value_name = "BYTES")]
     pub max_file_size: Option<Count>,
-    #[command(subcommand)]
-    pub command: Command,
 }
 
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// All products of the practical session, computed with defaults: the permuted output,
-    /// scores vs separation, the first repeat, what a frequency set resolves, seed 000's exercises.
-    Lab(lab::LabArgs),
-    /// Every claim of both course documents, checked now; exit 1 if any fails.
-    Claims(claims::ClaimsArgs),
-    /// One forward pass of self-attention: the drawn or loaded inputs, the weights and the output.
-    Attend(attend::AttendArgs),
-    /// Check permutation equivariance f(ΠH) = Π f(H) (or invariance with a readout), with evidence.
-    Equivariance(equivariance::EquivarianceArgs),
-    /// Tokens → one-hot → embedding lookup, and the basis-change redundancy at a linear interface.
-    Embed(embed::EmbedArgs),
-    /// Rotary position embeddings: the relative-position identity, scores, periods, resolution, audits.
-    #[command(subcommand)]
-    Rope(rope::RopeCommand),
-    /// The complete next-token prediction: tokens → embeddings → causal attention → readout → softmax.
-    Predict(predict::PredictArgs),
-    /// A real trained model (GGUF or a Hugging Face directory): its file, its tokenizer on a real embedding table, next-token prediction, and where token order enters.
-    #[command(subcommand)]
-    Model(model::ModelCommand),
-    /// The prediction-first practical: predict each result, then see it computed (progress is kept).
-    Session(session::SessionArgs),
-    /// The lab in the browser: a local server for the page and the JSON API (POST /api/<command>).
-    Serve(serve::ServeArgs),
+/// One command of the table: its name as the CLI spells it, its grammar and how it runs.
+struct Entry {
+    name: &'static str,
+    args: fn(clap::Command) -> clap::Command,
+    run: fn(&ArgMatches) -> anyhow::Result<Outcome>,
+}
+
+/// The CLI's half of the command table: `mod <file>;` for each command and the table of entries
+/// (a command without its `cli/<file>.rs`, or whose file lacks `Args` or `run`, does not
+/// compile).
+macro_rules! entries {
+    ($(
+        $(#[$meta:meta])*
+        $variant:ident / $file:ident = $name:literal => $($module:ident)::+ :: { $req:ident, $rep:ident }
+    ),+ $(,)?) => {
+        $( mod $file; )+
+
+        const TABLE: &[Entry] = &[$(
+            Entry {
+                name: $name,
+                args: $file::Args::augment_args,
+                run: |m| $file::run($file::Args::from_arg_matches(m)?),
+            },
+        )+];
+    };
+}
+
+attnlab_core::for_each_command!(entries);
+
+/// The help of each command group (`attnlab rope`, `attnlab model`; one sentence, no final
+/// period, as clap writes a doc comment's).
+const GROUPS: &[(&str, &str)] = &[
+    (
+        "rope",
+        "Rotary position embeddings: the relative-position identity, scores, periods, resolution, audits",
+    ),
+    (
+        "model",
+        "A real trained model (GGUF or a Hugging Face directory): its file, its tokenizer on a real embedding table, next-token prediction, and where token order enters",
+    ),
+];
+
+/// The command line's grammar: the global options, then every command of the table in its
+/// order (a name with a space is a subcommand of its group), then `serve`.
+pub fn command() -> clap::Command {
+    let mut cli = Cli::command()
+        .subcommand_required(true)
+        .arg_required_else_help(true);
+    for entry in TABLE {
+        let cmd = |name: &'static str| (entry.args)(clap::Command::new(name));
+        cli = match entry.name.split_once(' ') {
+            None => cli.subcommand(cmd(entry.name)),
+            Some((group, sub)) => {
+                if cli.find_subcommand(group).is_none() {
+                    let about = GROUPS.iter().find(|(g, _)| *g == group).map(|(_, a)| *a);
+                    cli = cli.subcommand(
+                        clap::Command::new(group)
+                            .subcommand_required(true)
+                            .arg_required_else_help(true)
+                            .about(about)
+                            .long_about(None::<&str>),
+                    );
+                }
+                cli.mut_subcommand(group, |g| g.subcommand(cmd(sub)))
+            }
+        };
+    }
+    cli.subcommand(serve::Args::augment_args(clap::Command::new("serve")))
 }
 
 /// The limits of this run (the defaults, raised or lowered by `--max-memory`, `--max-work`,
@@ -101,8 +138,8 @@ pub fn exit_on_interrupt() -> &'static AtomicBool {
     &FLAG
 }
 
-/// Runs one parsed command line.
-pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+/// Runs one parsed command line: `cli` holds the global options, `matches` the whole line.
+pub fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<Outcome> {
     let defaults = Limits::default();
     let limits = Limits {
         max_memory: cli.max_memory.map_or(defaults.max_memory, Count::get),
@@ -119,8 +156,11 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             .map_err(|e| anyhow::anyhow!("cannot start {n} worker threads: {e}"))?;
     }
     // The server handles Ctrl-C itself (graceful shutdown).
-    if let Command::Serve(a) = cli.command {
-        return serve::run(a);
+    let Some((name, m)) = matches.subcommand() else {
+        anyhow::bail!("no command given (see --help)");
+    };
+    if name == "serve" {
+        return serve::run(serve::Args::from_arg_matches(m)?);
     }
     // Ctrl-C asks long computations to stop at their next check; a second Ctrl-C exits.
     let _ = ctrlc::set_handler(|| {
@@ -129,16 +169,14 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             std::process::exit(130);
         }
     });
-    match cli.command {
-        Command::Lab(a) => lab::run(a),
-        Command::Claims(a) => claims::run(a),
-        Command::Attend(a) => attend::run(a),
-        Command::Equivariance(a) => equivariance::run(a),
-        Command::Embed(a) => embed::run(a),
-        Command::Rope(cmd) => rope::run(cmd),
-        Command::Predict(a) => predict::run(a),
-        Command::Session(a) => session::run(a),
-        Command::Model(cmd) => model::run(cmd),
-        Command::Serve(a) => serve::run(a),
-    }
+    // A group's subcommand is named "group sub" in the table.
+    let (name, m) = match m.subcommand() {
+        Some((sub, leaf)) => (format!("{name} {sub}"), leaf),
+        None => (name.to_string(), m),
+    };
+    let entry = TABLE
+        .iter()
+        .find(|e| e.name == name)
+        .ok_or_else(|| anyhow::anyhow!("unknown command {name} (see --help)"))?;
+    (entry.run)(m)
 }

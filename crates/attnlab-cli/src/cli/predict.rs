@@ -6,9 +6,9 @@ use attnlab_core::api::{Outcome, Request};
 
 use super::exec::{execute, Show};
 
-/// Options of `attnlab predict`.
+/// The complete next-token prediction: tokens → embeddings → causal attention → readout → softmax.
 #[derive(Debug, clap::Args)]
-pub struct PredictArgs {
+pub struct Args {
     /// The context: whitespace-separated tokens of the vocabulary (A, B, . by default).
     #[arg(long, default_value = "A B")]
     pub text: String,
@@ -21,7 +21,7 @@ pub struct PredictArgs {
     pub json: bool,
 }
 
-pub fn run(args: PredictArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let request = Request::Predict(PredictRequest {
         text: args.text,
         blocks: args.blocks.map(BlocksSource::Path),

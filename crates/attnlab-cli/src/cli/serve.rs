@@ -2,9 +2,9 @@
 
 use super::Outcome;
 
-/// Options of `attnlab serve`.
+/// The lab in the browser: a local server for the page and the JSON API (POST /api/<command>).
 #[derive(Debug, clap::Args)]
-pub struct ServeArgs {
+pub struct Args {
     /// Address to listen on; loopback unless you ask otherwise (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:8787")]
     pub addr: std::net::SocketAddr,
@@ -17,7 +17,7 @@ pub struct ServeArgs {
 }
 
 #[cfg(feature = "serve")]
-pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
     if !(args.time_limit.is_finite() && args.time_limit > 0.0 && args.time_limit <= 86_400.0) {
         return Err(attnlab_core::Error::invalid(
             "--time-limit",
@@ -39,7 +39,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<Outcome> {
 }
 
 #[cfg(not(feature = "serve"))]
-pub fn run(_args: ServeArgs) -> anyhow::Result<Outcome> {
+pub fn run(_args: Args) -> anyhow::Result<Outcome> {
     Err(anyhow::anyhow!(
         "attnlab serve is not in this build; build it with the serve feature: cargo install --path crates/attnlab-cli --features serve (or, in the repository, cargo run --release --features serve -- serve)"
     ))

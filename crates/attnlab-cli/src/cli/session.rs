@@ -17,9 +17,9 @@ use attnlab_render::text::session as render;
 use super::exec::{emit, for_terminal, run_with_progress, stdout_error, Show, Stream};
 use super::Outcome;
 
-/// Options of `attnlab session`.
+/// The prediction-first practical: predict each result, then see it computed (progress is kept).
 #[derive(Debug, clap::Args)]
-pub struct SessionArgs {
+pub struct Args {
     /// Grade a TOML or JSON file non-interactively: step id → answer, or step id → a table with
     /// `answer` and overrides of the step's varied quantities. Every answer in it is graded; the
     /// steps it does not answer are named (exit 1 when any is missing, 0 when every step is
@@ -222,7 +222,7 @@ fn progress_note(r: &RunReport, path: &Path, answers: Option<&Path>) -> String {
     }
 }
 
-pub fn run(args: SessionArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let show = Show {
         json: args.json,
         plot_dir: None,
@@ -251,7 +251,7 @@ pub fn run(args: SessionArgs) -> anyhow::Result<Outcome> {
 /// records of the same steps) when the run succeeds: a bad answers file changes nothing, even
 /// with `--reset`.
 fn scripted(
-    args: &SessionArgs,
+    args: &Args,
     answers: &Path,
     n: &Narrator,
     show: &Show,
@@ -326,7 +326,7 @@ fn scripted_note(r: &RunReport, state: Option<&Path>, answers: &Path) -> String 
 
 /// The prompts: each unfinished step in order, saving after each; Ctrl-D or `quit` stops.
 fn interactive(
-    args: &SessionArgs,
+    args: &Args,
     state_path: &Path,
     n: &Narrator,
     show: &Show,

@@ -128,20 +128,18 @@ pub trait Command: Serialize + for<'de> Deserialize<'de> + Default + Into<Reques
     fn budget(&self) -> Budget;
 }
 
-/// The command table (`commands!`): one line per command generates [`Request`], [`Report`], [`COMMANDS`],
-/// [`Request::from_json`], [`Report::outcome`], [`Report::charts`], [`budget`], [`run_with`],
-/// [`Command`] for each request type and [`ReportVisitor`] (the front ends' per-report
-/// dispatch, e.g. the text rendering), so a new command is one line here plus its module, and a
-/// front end that forgets it does not compile.
+/// The core's half of the command table ([`for_each_command!`]): generates [`Request`],
+/// [`Report`], [`COMMANDS`], [`Request::from_json`], [`Report::outcome`], [`Report::charts`],
+/// [`budget`], [`run_with`] and [`Command`] for each request type.
 ///
-/// A line is `Variant / visitor_method = "cli name" => module::path::{Request, Report}`; the
-/// module holds `run(&Request, &Context) -> Result<Report>` and `budget(&Request) -> Budget`,
-/// and the report `outcome()` and `charts()`. A subcommand is a name with a space
-/// (`"rope audit"`, served as `/api/rope/audit`) and a module under its group (`rope::audit`).
+/// The module of a line holds `run(&Request, &Context) -> Result<Report>` and
+/// `budget(&Request) -> Budget`, and the report `outcome()` and `charts()`. A subcommand is a
+/// name with a space (`"rope audit"`, served as `/api/rope/audit`) and a module under its group
+/// (`rope::audit`).
 macro_rules! commands {
     ($(
         $(#[$meta:meta])*
-        $variant:ident / $visit:ident = $name:literal => $($module:ident)::+ :: { $req:ident, $rep:ident }
+        $variant:ident / $file:ident = $name:literal => $($module:ident)::+ :: { $req:ident, $rep:ident }
     ),+ $(,)?) => {
         /// One request, for any command.
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -184,17 +182,6 @@ macro_rules! commands {
                 }
             }
         )+
-
-        /// A front end's treatment of each report type (one method per command: a command added
-        /// to the table is a compile error in every front end that does not handle it).
-        pub trait ReportVisitor {
-            /// What the visit returns.
-            type Output;
-            $(
-                $(#[$meta])*
-                fn $visit(self, report: &$($module::)+$rep) -> Self::Output;
-            )+
-        }
 
         impl Request {
             /// The command's name as the CLI spells it.
@@ -239,13 +226,6 @@ macro_rules! commands {
                     $(Report::$variant(r) => r.charts(),)+
                 }
             }
-
-            /// Hands the command's own report to the visitor's method for it.
-            pub fn visit<V: ReportVisitor>(&self, visitor: V) -> V::Output {
-                match self {
-                    $(Report::$variant(r) => visitor.$visit(r),)+
-                }
-            }
         }
 
         /// What `request` asks for, estimated from the request alone (before any file is read):
@@ -270,46 +250,61 @@ macro_rules! commands {
     };
 }
 
-commands! {
-    /// `attnlab attend`.
-    Attend / attend = "attend" => attend::{AttendRequest, AttendReport},
-    /// `attnlab equivariance`.
-    Equivariance / equivariance = "equivariance" => equivariance::{EquivarianceRequest, EquivarianceReport},
-    /// `attnlab lab`.
-    Lab / lab = "lab" => lab::{LabRequest, LabReport},
-    /// `attnlab claims`.
-    Claims / claims = "claims" => claims::{ClaimsRequest, ClaimsReport},
-    /// `attnlab embed`.
-    Embed / embed = "embed" => embed::{EmbedRequest, EmbedReport},
-    /// `attnlab predict`.
-    Predict / predict = "predict" => predict::{PredictRequest, PredictReport},
-    /// `attnlab session` (scripted, or the step list).
-    Session / session = "session" => session::{SessionRequest, SessionReport},
-    /// `attnlab rope identity`.
-    RopeIdentity / rope_identity = "rope identity" => rope::identity::{IdentityRequest, IdentityReport},
-    /// `attnlab rope score`.
-    RopeScore / rope_score = "rope score" => rope::score::{ScoreRequest, ScoreReport},
-    /// `attnlab rope period`.
-    RopePeriod / rope_period = "rope period" => rope::period::{PeriodRequest, PeriodReport},
-    /// `attnlab rope resolve`.
-    RopeResolve / rope_resolve = "rope resolve" => rope::resolve::{ResolveRequest, ResolveReport},
-    /// `attnlab rope audit`.
-    RopeAudit / rope_audit = "rope audit" => rope::audit::{AuditRequest, AuditReport},
-    /// `attnlab rope engines`.
-    RopeEngines / rope_engines = "rope engines" => rope::engines::{EnginesRequest, EnginesReport},
-    /// `attnlab rope usage`.
-    RopeUsage / rope_usage = "rope usage" => rope::usage::{UsageRequest, UsageReport},
-    /// `attnlab model info`.
-    ModelInfo / model_info = "model info" => model::info::{InfoRequest, InfoReport},
-    /// `attnlab model tokenize`.
-    ModelTokenize / model_tokenize = "model tokenize" => model::tokenize::{TokenizeRequest, TokenizeReport},
-    /// `attnlab model predict`.
-    ModelPredict / model_predict = "model predict" => model::predict::{ModelPredictRequest, ModelPredictReport},
-    /// `attnlab model order`.
-    ModelOrder / model_order = "model order" => model::order::{ModelOrderRequest, ModelOrderReport},
-    /// `attnlab model attention`.
-    ModelAttention / model_attention = "model attention" => model::attention::{ModelAttentionRequest, ModelAttentionReport},
+/// The command table, in the order `attnlab --help` lists the commands: calls the macro
+/// `$callback` with one line per command, `Variant / file = "cli name" => module::{Request,
+/// Report}`. `module` is the command's module under [`api`](crate::api); `file` names the
+/// command's module in each front end (`text/<file>.rs` in attnlab-render, `cli/<file>.rs` in
+/// the CLI). The core generates its contract from the table (`commands!` above); the text
+/// renderer and the CLI generate their module declarations and dispatch from it, so a new
+/// command is one line here plus its module in each crate, and a missing module is a compile
+/// error.
+#[macro_export]
+macro_rules! for_each_command {
+    ($callback:ident) => {
+        $callback! {
+        /// `attnlab lab`.
+        Lab / lab = "lab" => lab::{LabRequest, LabReport},
+        /// `attnlab claims`.
+        Claims / claims = "claims" => claims::{ClaimsRequest, ClaimsReport},
+        /// `attnlab attend`.
+        Attend / attend = "attend" => attend::{AttendRequest, AttendReport},
+        /// `attnlab equivariance`.
+        Equivariance / equivariance = "equivariance" => equivariance::{EquivarianceRequest, EquivarianceReport},
+        /// `attnlab embed`.
+        Embed / embed = "embed" => embed::{EmbedRequest, EmbedReport},
+        /// `attnlab rope identity`.
+        RopeIdentity / rope_identity = "rope identity" => rope::identity::{IdentityRequest, IdentityReport},
+        /// `attnlab rope score`.
+        RopeScore / rope_score = "rope score" => rope::score::{ScoreRequest, ScoreReport},
+        /// `attnlab rope period`.
+        RopePeriod / rope_period = "rope period" => rope::period::{PeriodRequest, PeriodReport},
+        /// `attnlab rope resolve`.
+        RopeResolve / rope_resolve = "rope resolve" => rope::resolve::{ResolveRequest, ResolveReport},
+        /// `attnlab rope audit`.
+        RopeAudit / rope_audit = "rope audit" => rope::audit::{AuditRequest, AuditReport},
+        /// `attnlab rope engines`.
+        RopeEngines / rope_engines = "rope engines" => rope::engines::{EnginesRequest, EnginesReport},
+        /// `attnlab rope usage`.
+        RopeUsage / rope_usage = "rope usage" => rope::usage::{UsageRequest, UsageReport},
+        /// `attnlab predict`.
+        Predict / predict = "predict" => predict::{PredictRequest, PredictReport},
+        /// `attnlab model info`.
+        ModelInfo / model_info = "model info" => model::info::{InfoRequest, InfoReport},
+        /// `attnlab model tokenize`.
+        ModelTokenize / model_tokenize = "model tokenize" => model::tokenize::{TokenizeRequest, TokenizeReport},
+        /// `attnlab model predict`.
+        ModelPredict / model_predict = "model predict" => model::predict::{ModelPredictRequest, ModelPredictReport},
+        /// `attnlab model order`.
+        ModelOrder / model_order = "model order" => model::order::{ModelOrderRequest, ModelOrderReport},
+        /// `attnlab model attention`.
+        ModelAttention / model_attention = "model attention" => model::attention::{ModelAttentionRequest, ModelAttentionReport},
+        /// `attnlab session` (scripted, or the step list).
+        Session / session = "session" => session::{SessionRequest, SessionReport},
+        }
+    };
 }
+
+for_each_command!(commands);
 
 /// Runs one request with the default context (no progress, no cancellation, files allowed).
 ///
