@@ -47,6 +47,9 @@ pub trait Float: Copy + Sized + 'static {
     /// Runs `f` with this thread's [`Scratch`] (grown on first use and kept, so repeated
     /// forwards allocate nothing for their tiles). `f` must not re-enter it (no rayon inside).
     fn with_scratch<R>(f: impl FnOnce(&mut Scratch<Self>) -> R) -> R;
+    /// Runs `f` with this thread's cached [`Workspace`] cell (kept between calls; the caller
+    /// borrows it, and falls back to a fresh workspace when a nested forward finds it in use).
+    fn with_workspace<R>(f: impl FnOnce(&std::cell::RefCell<Workspace<Self>>) -> R) -> R;
 }
 
 /// One thread's working buffers: a projection block's packed rows (`pa`), a tile's `Q_tᵀ`
@@ -57,4 +60,52 @@ pub struct Scratch<F> {
     pub(crate) qt: Vec<F>,
     pub(crate) st: Vec<F>,
     pub(crate) ot: Vec<F>,
+}
+
+/// Reusable buffers of the fused attention forward (`Attention::forward_output_into`): the
+/// projections, the packed keys and values of every head, the tiles' outputs and the result.
+/// Grown on first use and kept, so repeated calls on inputs of the same (or smaller) size
+/// allocate nothing for them — with the per-thread tile buffers, nothing at all without a
+/// query/key hook (a hook returns new arrays).
+#[derive(Debug, Clone, Default)]
+pub struct Workspace<T> {
+    pub(crate) qkv: Vec<T>,
+    pub(crate) kp: Vec<T>,
+    pub(crate) vtp: Vec<T>,
+    pub(crate) hooked: Vec<T>,
+    pub(crate) gathered: Vec<T>,
+    pub(crate) tiles: Vec<T>,
+    pub(crate) concat: Vec<T>,
+    pub(crate) out: Vec<T>,
+}
+
+impl<T> Workspace<T> {
+    /// An empty workspace (nothing allocated until the first call).
+    pub fn new() -> Self {
+        Workspace {
+            qkv: Vec::new(),
+            kp: Vec::new(),
+            vtp: Vec::new(),
+            hooked: Vec::new(),
+            gathered: Vec::new(),
+            tiles: Vec::new(),
+            concat: Vec::new(),
+            out: Vec::new(),
+        }
+    }
+
+    /// Bytes held by all the buffers (their capacities).
+    pub(crate) fn bytes(&self) -> usize {
+        let held = [
+            &self.qkv,
+            &self.kp,
+            &self.vtp,
+            &self.hooked,
+            &self.gathered,
+            &self.tiles,
+            &self.concat,
+            &self.out,
+        ];
+        held.iter().map(|v| v.capacity()).sum::<usize>() * std::mem::size_of::<T>()
+    }
 }

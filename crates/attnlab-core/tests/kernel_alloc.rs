@@ -5,7 +5,8 @@
 //! Small inputs run on the calling thread: exactly zero allocations per call. Large ones hand
 //! tiles to rayon's pool, whose injector queue allocates one block per 63 jobs injected from
 //! outside the pool (one job per parallel phase; three phases per call): at most
-//! ⌈3·calls/63⌉ + 1 over `calls` calls, never one per call.
+//! ⌈3·calls/63⌉ + 1 over `calls` calls, never one per call. `Attention::forward_output_only`
+//! reuses a per-thread workspace: one allocation per call, the returned array.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -81,6 +82,20 @@ fn repeated_forwards_allocate_nothing_per_call() {
             "n = {n}, {heads} heads: {made} allocations in 100 calls"
         );
     }
+    // The allocating path keeps a workspace per thread too: one allocation per call, its result.
+    let l = layer(16, 2, Mask::None);
+    let xs = x(40, 16);
+    let want = l.forward_output_only(xs.view()).unwrap();
+    let before = ALLOCS.load(Ordering::SeqCst);
+    for _ in 0..100 {
+        std::hint::black_box(l.forward_output_only(xs.view()).unwrap()[[0, 0]]);
+    }
+    let made = ALLOCS.load(Ordering::SeqCst) - before;
+    assert!(
+        (100..110).contains(&made),
+        "forward_output_only: {made} allocations in 100 calls (one each for the output)"
+    );
+    assert_eq!(l.forward_output_only(xs.view()).unwrap(), want);
     // Large enough for the pool: bounded by rayon's injector blocks, not by the calls.
     for (heads, mask) in [(1, Mask::None), (2, Mask::Causal)] {
         let l = layer(32, heads, mask);

@@ -387,14 +387,14 @@ mod tests {
         assert_eq!(exp_f64(f64::INFINITY), f64::INFINITY);
     }
 
+    /// Checks a vector exponential's lanes against the scalar one, bit for bit (NaN for NaN):
+    /// `lanes` maps `W` arguments (f64, and the same rounded to f32) to both types' results.
+    /// The arguments sweep [−750, 0] in 200 000 steps (every range: normal, subnormal, zero
+    /// results) and add the special values and the overflow edge.
     #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn avx512_lanes_return_the_scalar_bits() {
-        if !is_x86_feature_detected!("avx512f") {
-            eprintln!("skipped: no AVX-512F on this CPU");
-            return;
-        }
-        use std::arch::x86_64::*;
+    fn assert_lanes_match_scalar<const W: usize>(
+        lanes: impl Fn(&[f32; W], &[f64; W]) -> ([f32; W], [f64; W]),
+    ) {
         let mut xs: Vec<f64> = (0..200_000)
             .map(|i| -750.0 * i as f64 / 200_000.0)
             .collect();
@@ -414,30 +414,15 @@ mod tests {
             1000.0,
             f64::INFINITY,
         ]);
-        while !xs.len().is_multiple_of(16) {
+        while !xs.len().is_multiple_of(W) {
             xs.push(-1.0);
         }
-        for c in xs.chunks(16) {
-            let x32: Vec<f32> = c.iter().map(|&x| x as f32).collect();
-            let mut o32 = [0f32; 16];
-            let mut o64 = [0f64; 16];
-            // SAFETY: AVX-512F was detected above; loads/stores are unaligned and in bounds.
-            unsafe {
-                _mm512_storeu_ps(
-                    o32.as_mut_ptr(),
-                    avx512::exp_ps(_mm512_loadu_ps(x32.as_ptr())),
-                );
-                _mm512_storeu_pd(
-                    o64.as_mut_ptr(),
-                    avx512::exp_pd(_mm512_loadu_pd(c.as_ptr())),
-                );
-                _mm512_storeu_pd(
-                    o64.as_mut_ptr().add(8),
-                    avx512::exp_pd(_mm512_loadu_pd(c.as_ptr().add(8))),
-                );
-            }
-            for i in 0..16 {
-                let (s32, s64) = (exp_f32(x32[i]), exp_f64(c[i]));
+        for c in xs.chunks_exact(W) {
+            let x64: [f64; W] = c.try_into().expect("W arguments");
+            let x32: [f32; W] = std::array::from_fn(|i| x64[i] as f32);
+            let (o32, o64) = lanes(&x32, &x64);
+            for i in 0..W {
+                let (s32, s64) = (exp_f32(x32[i]), exp_f64(x64[i]));
                 assert!(
                     o32[i].to_bits() == s32.to_bits() || (o32[i].is_nan() && s32.is_nan()),
                     "f32 x={}: {} vs {s32}",
@@ -447,11 +432,36 @@ mod tests {
                 assert!(
                     o64[i].to_bits() == s64.to_bits() || (o64[i].is_nan() && s64.is_nan()),
                     "f64 x={}: {} vs {s64}",
-                    c[i],
+                    x64[i],
                     o64[i]
                 );
             }
         }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx512_lanes_return_the_scalar_bits() {
+        if !is_x86_feature_detected!("avx512f") {
+            eprintln!("skipped: no AVX-512F on this CPU");
+            return;
+        }
+        use std::arch::x86_64::*;
+        assert_lanes_match_scalar::<16>(|x32, x64| {
+            let (mut o32, mut o64) = ([0f32; 16], [0f64; 16]);
+            // SAFETY: AVX-512F was detected above; loads/stores are unaligned and in bounds.
+            unsafe {
+                _mm512_storeu_ps(
+                    o32.as_mut_ptr(),
+                    avx512::exp_ps(_mm512_loadu_ps(x32.as_ptr())),
+                );
+                for h in [0, 8] {
+                    let v = avx512::exp_pd(_mm512_loadu_pd(x64.as_ptr().add(h)));
+                    _mm512_storeu_pd(o64.as_mut_ptr().add(h), v);
+                }
+            }
+            (o32, o64)
+        });
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -462,62 +472,20 @@ mod tests {
             return;
         }
         use std::arch::x86_64::*;
-        let mut xs: Vec<f64> = (0..200_000)
-            .map(|i| -750.0 * i as f64 / 200_000.0)
-            .collect();
-        xs.extend([
-            f64::NEG_INFINITY,
-            f64::NAN,
-            0.0,
-            -0.0,
-            -87.33,
-            -103.9,
-            -708.4,
-            -745.1,
-            1.0,
-            88.5,
-            100.0,
-            709.0,
-            1000.0,
-            f64::INFINITY,
-        ]);
-        while !xs.len().is_multiple_of(8) {
-            xs.push(-1.0);
-        }
-        for c in xs.chunks(8) {
-            let x32: Vec<f32> = c.iter().map(|&x| x as f32).collect();
-            let mut o32 = [0f32; 8];
-            let mut o64 = [0f64; 8];
+        assert_lanes_match_scalar::<8>(|x32, x64| {
+            let (mut o32, mut o64) = ([0f32; 8], [0f64; 8]);
             // SAFETY: AVX2 and FMA were detected above; loads/stores are unaligned and in bounds.
             unsafe {
                 _mm256_storeu_ps(
                     o32.as_mut_ptr(),
                     avx2::exp_ps(_mm256_loadu_ps(x32.as_ptr())),
                 );
-                _mm256_storeu_pd(o64.as_mut_ptr(), avx2::exp_pd(_mm256_loadu_pd(c.as_ptr())));
-                _mm256_storeu_pd(
-                    o64.as_mut_ptr().add(4),
-                    avx2::exp_pd(_mm256_loadu_pd(c.as_ptr().add(4))),
-                );
+                for h in [0, 4] {
+                    let v = avx2::exp_pd(_mm256_loadu_pd(x64.as_ptr().add(h)));
+                    _mm256_storeu_pd(o64.as_mut_ptr().add(h), v);
+                }
             }
-            for i in 0..8 {
-                let s32 = exp_f32(x32[i]);
-                let s64 = exp_f64(c[i]);
-                assert!(
-                    o32[i].to_bits() == s32.to_bits() || (o32[i].is_nan() && s32.is_nan()),
-                    "f32 x={}: {} vs {}",
-                    x32[i],
-                    o32[i],
-                    s32
-                );
-                assert!(
-                    o64[i].to_bits() == s64.to_bits() || (o64[i].is_nan() && s64.is_nan()),
-                    "f64 x={}: {} vs {}",
-                    c[i],
-                    o64[i],
-                    s64
-                );
-            }
-        }
+            (o32, o64)
+        });
     }
 }

@@ -25,19 +25,24 @@
 use rayon::prelude::*;
 
 use super::exp;
-pub(crate) use crate::float::{Float, Scratch};
+pub(crate) use crate::float::{Float, Scratch, Workspace};
 use crate::Real;
 
 /// Rows per micro-kernel call.
 pub(crate) const MR: usize = 6;
 /// Queries per tile (a multiple of every `NR`); tile boundaries are multiples of `BQ`.
 pub(crate) const BQ: usize = 48;
-/// Keys per block of the online softmax (a multiple of [`MR`]).
-pub(crate) const BK: usize = 240;
+/// Keys per block of the online softmax (a multiple of [`MR`]). 258 = 43·6: a sequence of 256
+/// keys, common in practice, is one block (no rescaling pass, no 16-key tail block: ~5 % of a
+/// (256, 64) forward); longer ones are blocks of 258 and a remainder. The block, 258 × 48
+/// scores, is 48 KB in f32.
+pub(crate) const BK: usize = 258;
 
 thread_local! {
     static SCRATCH_F32: std::cell::RefCell<Scratch<f32>> = std::cell::RefCell::new(Scratch::default());
     static SCRATCH_F64: std::cell::RefCell<Scratch<f64>> = std::cell::RefCell::new(Scratch::default());
+    static WORKSPACE_F32: std::cell::RefCell<Workspace<f32>> = std::cell::RefCell::new(Workspace::new());
+    static WORKSPACE_F64: std::cell::RefCell<Workspace<f64>> = std::cell::RefCell::new(Workspace::new());
 }
 
 /// `v` with at least `len` elements (grown with zeros, never shrunk), as a slice of `len`.
@@ -123,6 +128,37 @@ unsafe fn mk_portable<F: Real, const NR: usize>(
     }
 }
 
+/// `Float::exp_cols` for one float type and instruction set (`$feature`, `$lanes` values per
+/// register): per block of lanes, `s[j, k] ← exp((s[j, k] − m[k])·c)` and `sum[k] += s[j, k]`
+/// for `j` in order — the portable version's operations, one lane per query.
+#[cfg(target_arch = "x86_64")]
+macro_rules! exp_cols_kernel {
+    ($feature:literal, $name:literal, $exp_cols:ident, $t:ty, $lanes:expr, $exp:path,
+     $load:ident, $set1:ident, $add:ident, $store:ident, $sub:ident, $mul:ident) => {
+        /// See `Float::exp_cols` (same operations as the portable version).
+        ///
+        /// # Safety
+        #[doc = concat!("The CPU supports ", $name, "; `s` holds `rows × BQ` values, `m` and `sum` `BQ`.")]
+        #[target_feature(enable = $feature)]
+        pub unsafe fn $exp_cols(s: &mut [$t], rows: usize, m: &[$t], c: $t, sum: &mut [$t]) {
+            const BQ: usize = super::BQ;
+            assert!(s.len() >= rows * BQ && m.len() >= BQ && sum.len() >= BQ);
+            let vc = $set1(c);
+            for k in (0..BQ).step_by($lanes) {
+                let vm = $load(m.as_ptr().add(k));
+                let mut acc = $load(sum.as_ptr().add(k));
+                for j in 0..rows {
+                    let ptr = s.as_mut_ptr().add(j * BQ + k);
+                    let e = $exp($mul($sub($load(ptr), vm), vc));
+                    $store(ptr, e);
+                    acc = $add(acc, e);
+                }
+                $store(sum.as_mut_ptr().add(k), acc);
+            }
+        }
+    };
+}
+
 /// The AVX2 + FMA kernels of one float type, written once: `$t` in 256-bit vectors `$v` of
 /// `$lanes` values, with that type's intrinsics (`_ps` for f32, `_pd` for f64).
 #[cfg(target_arch = "x86_64")]
@@ -197,28 +233,20 @@ macro_rules! avx2_kernels {
             }
         }
 
-        /// See `Float::exp_cols` (same operations as the portable version).
-        ///
-        /// # Safety
-        /// The CPU supports AVX2 and FMA; `s` holds `rows × BQ` values, `m` and `sum` `BQ`.
-        #[target_feature(enable = "avx2,fma")]
-        pub unsafe fn $exp_cols(s: &mut [$t], rows: usize, m: &[$t], c: $t, sum: &mut [$t]) {
-            const BQ: usize = super::BQ;
-            assert!(s.len() >= rows * BQ && m.len() >= BQ && sum.len() >= BQ);
-            let vc = $set1(c);
-            for k in (0..BQ).step_by($lanes) {
-                let vm = $load(m.as_ptr().add(k));
-                let mut acc = $load(sum.as_ptr().add(k));
-                for j in 0..rows {
-                    let ptr = s.as_mut_ptr().add(j * BQ + k);
-                    let x = $mul($sub($load(ptr), vm), vc);
-                    let e = $exp(x);
-                    $store(ptr, e);
-                    acc = $add(acc, e);
-                }
-                $store(sum.as_mut_ptr().add(k), acc);
-            }
-        }
+        exp_cols_kernel!(
+            "avx2,fma",
+            "AVX2 and FMA",
+            $exp_cols,
+            $t,
+            $lanes,
+            $exp,
+            $load,
+            $set1,
+            $add,
+            $store,
+            $sub,
+            $mul
+        );
     };
 }
 
@@ -330,27 +358,10 @@ macro_rules! avx512_kernels {
             }
         }
 
-        /// See `Float::exp_cols` (same operations as the portable version).
-        ///
-        /// # Safety
-        /// The CPU supports AVX-512F; `s` holds `rows × BQ` values, `m` and `sum` `BQ`.
-        #[target_feature(enable = "avx512f")]
-        pub unsafe fn $exp_cols(s: &mut [$t], rows: usize, m: &[$t], c: $t, sum: &mut [$t]) {
-            const BQ: usize = super::BQ;
-            assert!(s.len() >= rows * BQ && m.len() >= BQ && sum.len() >= BQ);
-            let vc = $set1(c);
-            for k in (0..BQ).step_by($lanes) {
-                let vm = $load(m.as_ptr().add(k));
-                let mut acc = $load(sum.as_ptr().add(k));
-                for j in 0..rows {
-                    let ptr = s.as_mut_ptr().add(j * BQ + k);
-                    let e = $exp($mul($sub($load(ptr), vm), vc));
-                    $store(ptr, e);
-                    acc = $add(acc, e);
-                }
-                $store(sum.as_mut_ptr().add(k), acc);
-            }
-        }
+        exp_cols_kernel!(
+            "avx512f", "AVX-512F", $exp_cols, $t, $lanes, $exp, $load, $set1, $add, $store, $sub,
+            $mul
+        );
     };
 }
 
@@ -404,7 +415,7 @@ fn exp_cols_portable<F: Real>(s: &mut [F], rows: usize, m: &[F], c: F, sum: &mut
 /// `Float` for one type: its panel width, scalar operations, the AVX2 kernels where the CPU
 /// has them (else the portable ones, which return the same bits) and its thread's scratch.
 macro_rules! float_impl {
-    ($t:ty, $nr:expr, $vexp:path, $mk:ident, $exp_cols:ident, $scratch:ident) => {
+    ($t:ty, $nr:expr, $vexp:path, $mk:ident, $exp_cols:ident, $scratch:ident, $workspace:ident) => {
         impl Float for $t {
             const NR: usize = $nr;
             #[inline]
@@ -479,12 +490,31 @@ macro_rules! float_impl {
             fn with_scratch<R>(f: impl FnOnce(&mut Scratch<$t>) -> R) -> R {
                 $scratch.with(|c| f(&mut c.borrow_mut()))
             }
+            fn with_workspace<R>(f: impl FnOnce(&std::cell::RefCell<Workspace<$t>>) -> R) -> R {
+                $workspace.with(f)
+            }
         }
     };
 }
 
-float_impl!(f32, 16, exp::exp_f32, mk_f32, exp_cols_f32, SCRATCH_F32);
-float_impl!(f64, 8, exp::exp_f64, mk_f64, exp_cols_f64, SCRATCH_F64);
+float_impl!(
+    f32,
+    16,
+    exp::exp_f32,
+    mk_f32,
+    exp_cols_f32,
+    SCRATCH_F32,
+    WORKSPACE_F32
+);
+float_impl!(
+    f64,
+    8,
+    exp::exp_f64,
+    mk_f64,
+    exp_cols_f64,
+    SCRATCH_F64,
+    WORKSPACE_F64
+);
 
 /// Length of the packed form of `rows × t` ([`pack_a_into`]).
 pub(crate) fn packed_len(rows: usize, t: usize) -> usize {
@@ -507,6 +537,18 @@ pub(crate) fn pack_a_into<F: Real>(x: ndarray::ArrayView2<F>, out: &mut [F]) {
         }
     }
     let out = &mut out[..len];
+    if rows > 1 && x.strides()[0] == 1 {
+        // Column-contiguous (a transposed view such as `Vᵀ`): each column's run of `MR` rows is
+        // one contiguous copy, instead of `MR` reads a row stride apart.
+        for (p, col) in x.columns().into_iter().enumerate() {
+            let col = col.to_slice().expect("unit row stride");
+            for (g, run) in col.chunks(MR).enumerate() {
+                let at = g * t * MR + p * MR;
+                out[at..at + run.len()].copy_from_slice(run);
+            }
+        }
+        return;
+    }
     for (r, row) in x.rows().into_iter().enumerate() {
         let dst = &mut out[(r / MR) * t * MR..(r / MR + 1) * t * MR];
         for (p, &v) in row.iter().enumerate() {
@@ -782,9 +824,16 @@ fn forward_tile_in<F: Real>(
         h.times_v(st, j0, jn, ot, true);
         j0 += jn;
     }
-    for c in 0..h.dv {
-        for r in 0..rows {
-            o[r * h.dv + c] = ot[c * BQ + r] / l[r];
+    // O = (Oᵀ/l)ᵀ: every row of Oᵀ divided lane by lane (contiguous: vectorised), then
+    // transposed (each entry the same single division as dividing it in place).
+    for row in ot.chunks_exact_mut(BQ) {
+        for (x, &li) in row.iter_mut().zip(&l) {
+            *x = *x / li;
+        }
+    }
+    for (r, orow) in o.chunks_exact_mut(h.dv).take(rows).enumerate() {
+        for (c, x) in orow.iter_mut().enumerate() {
+            *x = ot[c * BQ + r];
         }
     }
 }
@@ -839,4 +888,36 @@ pub(crate) fn weights_tile<F: Real>(
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packing_follows_the_documented_layout_for_every_memory_order() {
+        // 13 rows (two whole groups and one padded), 5 columns; row-major, and the same values
+        // as a transposed (column-contiguous) view.
+        let x = ndarray::Array2::from_shape_fn((13, 5), |(r, p)| (r * 10 + p) as f64 + 1.0);
+        let xt_owned = x.t().as_standard_layout().to_owned(); // 5 × 13, row-major
+        let views = [x.view(), xt_owned.t()];
+        assert_eq!(
+            views[1].strides()[0],
+            1,
+            "the second view is column-contiguous"
+        );
+        for v in views {
+            let mut out = vec![f64::NAN; packed_len(13, 5)];
+            pack_a_into(v, &mut out);
+            for g in 0..3 {
+                for p in 0..5 {
+                    for i in 0..MR {
+                        let r = g * MR + i;
+                        let want = if r < 13 { x[[r, p]] } else { 0.0 };
+                        assert_eq!(out[g * 5 * MR + p * MR + i], want, "g {g} p {p} i {i}");
+                    }
+                }
+            }
+        }
+    }
 }

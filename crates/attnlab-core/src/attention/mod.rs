@@ -22,6 +22,7 @@
 
 use ndarray::{s, Array2, ArrayView2, Axis};
 
+pub use crate::float::Workspace;
 use crate::{Error, Real, Result};
 
 pub mod exp;
@@ -337,14 +338,17 @@ impl<T: Real> Attention<T> {
                 format!("0..{n} (the sequence length)"),
             ));
         }
-        let mut ws = Workspace::new();
-        if self.mask == Mask::Causal {
-            let (_, dout) = fused_forward(self, h, qk, None, None, &mut ws)?;
-            let all = ArrayView2::from_shape((n, dout), &ws.out[..]).expect("n × d_out");
-            return Ok(all.select(ndarray::Axis(0), rows));
-        }
-        let shape = fused_forward(self, h, qk, None, Some(rows), &mut ws)?;
-        Ok(Array2::from_shape_vec(shape, std::mem::take(&mut ws.out)).expect("rows × d_out"))
+        with_cached_workspace(|ws| {
+            if self.mask == Mask::Causal {
+                let (_, dout) = fused_forward(self, h, qk, None, None, ws)?;
+                let all =
+                    ArrayView2::from_shape((n, dout), &ws.out[..n * dout]).expect("n × d_out");
+                return Ok(all.select(ndarray::Axis(0), rows));
+            }
+            let shape = fused_forward(self, h, qk, None, Some(rows), ws)?;
+            let len = shape.0 * shape.1;
+            Ok(Array2::from_shape_vec(shape, ws.out[..len].to_vec()).expect("rows × d_out"))
+        })
     }
 
     /// The earlier implementation: ndarray's GEMM (matrixmultiply) for every product, each head's
@@ -511,10 +515,12 @@ impl<T: Real> Attention<T> {
         weights: bool,
     ) -> Result<AttentionOutput<T>> {
         self.check_input(h)?;
-        let mut ws = Workspace::new();
         let mut list = Vec::new();
-        let shape = fused_forward(self, h, qk, weights.then_some(&mut list), None, &mut ws)?;
-        let output = Array2::from_shape_vec(shape, std::mem::take(&mut ws.out)).expect("n × d_out");
+        let output = with_cached_workspace(|ws| {
+            let shape = fused_forward(self, h, qk, weights.then_some(&mut list), None, ws)?;
+            let len = shape.0 * shape.1;
+            Ok(Array2::from_shape_vec(shape, ws.out[..len].to_vec()).expect("n × d_out"))
+        })?;
         Ok(AttentionOutput {
             output,
             weights: list,
@@ -550,37 +556,28 @@ impl<T: Real> Attention<T> {
     }
 }
 
-/// Reusable buffers of the fused forward ([`Attention::forward_output_into`]): the
-/// projections, the packed keys and values of every head, the tiles' outputs and the result.
-/// Grown on first use and kept, so repeated calls on inputs of the same (or smaller) size
-/// allocate nothing for them — with the per-thread tile buffers, nothing at all without a
-/// query/key hook (a hook returns new arrays).
-#[derive(Debug, Clone, Default)]
-pub struct Workspace<T> {
-    qkv: Vec<T>,
-    kp: Vec<T>,
-    vtp: Vec<T>,
-    hooked: Vec<T>,
-    gathered: Vec<T>,
-    tiles: Vec<T>,
-    concat: Vec<T>,
-    out: Vec<T>,
-}
+/// Largest workspace (bytes of all its buffers) a thread keeps between calls: small and medium
+/// forwards, where allocating and first-touching the buffers cost as much as the attention
+/// (at (256, 64) about a fifth of the call), reuse it; a long sequence's buffers are freed with
+/// its call, so no memory outlives a request by more than this.
+const CACHED_WORKSPACE_BYTES: usize = 16 << 20;
 
-impl<T: Real> Workspace<T> {
-    /// An empty workspace (nothing allocated until the first call).
-    pub fn new() -> Self {
-        Workspace {
-            qkv: Vec::new(),
-            kp: Vec::new(),
-            vtp: Vec::new(),
-            hooked: Vec::new(),
-            gathered: Vec::new(),
-            tiles: Vec::new(),
-            concat: Vec::new(),
-            out: Vec::new(),
+/// Runs `f` with this thread's cached [`Workspace`] for `T` (`Float::with_workspace`), or a
+/// fresh one when it is in use (a query/key hook, or a rayon task stolen inside a forward,
+/// calling a forward again). The buffers are kept afterwards unless they exceed
+/// [`CACHED_WORKSPACE_BYTES`]. The bits do not depend on which workspace ran: every buffer is
+/// overwritten before it is read.
+fn with_cached_workspace<T: Real, R>(f: impl FnOnce(&mut Workspace<T>) -> R) -> R {
+    T::with_workspace(|cell| {
+        let Ok(mut ws) = cell.try_borrow_mut() else {
+            return f(&mut Workspace::new());
+        };
+        let r = f(&mut ws);
+        if ws.bytes() > CACHED_WORKSPACE_BYTES {
+            *ws = Workspace::new();
         }
-    }
+        r
+    })
 }
 
 /// `v` resized to exactly `len` elements (capacity kept: no allocation once large enough).
@@ -1304,7 +1301,8 @@ mod tests {
 
     #[test]
     fn fused_and_weights_paths_match_the_loop_reference_within_the_derived_bound() {
-        // n = 1, n below/at/above the 48-query tile, crossing the 240-key block twice; d not a
+        // n = 1, n below/at/above the 48-query tile, one key block whole (256 ≤ 258), crossing
+        // the 258-key block once (259) and twice (600); d not a
         // multiple of the 8/16-lane panels or of the 6-row micro-panel; dv ≠ d.
         let shapes = [
             (1, 4, 4),
@@ -1314,8 +1312,9 @@ mod tests {
             (48, 17, 9),
             (49, 8, 13),
             (97, 33, 7),
-            (250, 12, 20),
-            (500, 6, 6),
+            (256, 12, 20),
+            (259, 10, 7),
+            (600, 6, 6),
         ];
         for (k, &(n, d, dv)) in shapes.iter().enumerate() {
             for mask in [Mask::None, Mask::Causal] {
@@ -1500,6 +1499,36 @@ mod tests {
             run::<f32>(mask);
             run::<f64>(mask);
         }
+    }
+
+    #[test]
+    fn a_forward_inside_a_hook_gets_its_own_workspace_and_the_same_bits() {
+        // The hook runs a forward itself (the thread's cached workspace is then in use): both
+        // the inner and the outer results must be those of the same calls made one by one.
+        let mut g = StdGaussian::new(5);
+        let (n, d) = (70, 12);
+        let inner =
+            Attention::single(g.randn(d, d), g.randn(d, d), g.randn(d, d), Mask::None).unwrap();
+        let outer =
+            Attention::single(g.randn(d, d), g.randn(d, d), g.randn(d, d), Mask::Causal).unwrap();
+        let h = g.randn(n, d);
+        let x = g.randn(n, d);
+        let want_inner = inner.forward_output_only(x.view()).unwrap();
+        let shift = want_inner.clone();
+        let plain = |q: ArrayView2<f64>| Ok(&q + &shift.slice(s![.., ..q.ncols()]));
+        let want = outer.forward_output_only_with(h.view(), &plain).unwrap();
+        let nested = |q: ArrayView2<f64>| {
+            let o = inner.forward_output_only(x.view())?;
+            assert_eq!(bits(&o), bits(&want_inner), "the inner forward");
+            Ok(&q + &o.slice(s![.., ..q.ncols()]))
+        };
+        let got = outer.forward_output_only_with(h.view(), &nested).unwrap();
+        assert_eq!(bits(&got), bits(&want), "the outer forward");
+        // And the cached workspace still serves later calls with the same bits.
+        assert_eq!(
+            bits(&outer.forward_output_only_with(h.view(), &plain).unwrap()),
+            bits(&want)
+        );
     }
 
     #[test]

@@ -246,12 +246,19 @@ impl DiffAcc {
     /// Adds entry (i, j): `x` from the left-hand side, `y` from the right.
     #[inline]
     pub(crate) fn push<T: Real>(&mut self, i: usize, j: usize, x: T, y: T) {
-        if x == y {
-            // Equal entries (most of a check's) change only the scale: their difference is 0
-            // and so is their distance in ulps (+0 and −0 included).
-            self.b_max = self.b_max.max(y.to_f64().abs());
-            return;
+        // Equal entries (most of a check's) change only the scale: their difference is 0 and so
+        // is their distance in ulps (+0 and −0 included).
+        self.b_max = self.b_max.max(y.to_f64().abs());
+        if x != y {
+            self.push_differing(i, j, x, y);
         }
+    }
+
+    /// [`DiffAcc::push`] without the scale, for an entry with `x != y` (NaN included); a
+    /// comparison that walks the entries itself and knows the scale sets it with
+    /// [`DiffAcc::set_scale`].
+    #[inline]
+    pub(crate) fn push_differing<T: Real>(&mut self, i: usize, j: usize, x: T, y: T) {
         let e = (x.to_f64() - y.to_f64()).abs();
         // NaN compares false: treat it as infinitely wrong.
         if e > self.max_abs || (e.is_nan() && !self.max_abs.is_nan()) {
@@ -267,7 +274,12 @@ impl DiffAcc {
             T::ulps_between(x, y)
         };
         self.max_ulps = self.max_ulps.max(ulps);
-        self.b_max = self.b_max.max(y.to_f64().abs());
+    }
+
+    /// Sets the scale (max |y| over the compared entries) of entries pushed with
+    /// [`DiffAcc::push_differing`].
+    pub(crate) fn set_scale(&mut self, b_max: f64) {
+        self.b_max = b_max;
     }
 
     /// Adds the entries of `later`, which all come after this accumulator's in row-major order
@@ -412,13 +424,76 @@ impl Tracker {
 }
 
 pub(crate) fn max_abs<T: Real>(a: &Array2<T>) -> f64 {
-    a.iter().fold(0.0f64, |m, v| m.max(v.to_f64().abs()))
+    max_abs_view(a.view())
+}
+
+/// [`max_abs`] of a view.
+pub(crate) fn max_abs_view<T: Real>(a: ArrayView2<T>) -> f64 {
+    match a.to_slice_memory_order() {
+        Some(s) => over_chunks(s, abs_max_run, f64::max, 0.0),
+        None => a.iter().fold(0.0f64, |m, v| m.max(v.to_f64().abs())),
+    }
+}
+
+/// Values per task when a scan of a large array is split over the pool.
+const SCAN_CHUNK: usize = 1 << 18;
+
+/// `f` over `s` in chunks of [`SCAN_CHUNK`] (in parallel past one chunk), the results combined
+/// with `join` — an exact, order-free combination (max, and), so the result is the serial one.
+fn over_chunks<T: Real, R: Send + Sync + Copy>(
+    s: &[T],
+    f: fn(&[T]) -> R,
+    join: fn(R, R) -> R,
+    empty: R,
+) -> R {
+    use rayon::prelude::*;
+    if s.len() <= SCAN_CHUNK {
+        return join(empty, f(s));
+    }
+    s.par_chunks(SCAN_CHUNK).map(f).reduce(|| empty, join)
+}
+
+/// `max |v|` over `s` as f64 (NaN ignored, as `f64::max` does): 16 running maxima, so the
+/// compares vectorise instead of waiting on one chain; the max of exact values is exact, so the
+/// result is the one-by-one fold's.
+fn abs_max_run<T: Real>(s: &[T]) -> f64 {
+    let mut m = [T::zero(); 16];
+    let mut chunks = s.chunks_exact(16);
+    for c in &mut chunks {
+        for (mk, &v) in m.iter_mut().zip(c) {
+            let a = v.abs();
+            if a > *mk {
+                *mk = a;
+            }
+        }
+    }
+    m.iter()
+        .chain(chunks.remainder())
+        .fold(0.0f64, |acc, v| acc.max(v.to_f64().abs()))
+}
+
+/// Whether every value of `s` is finite (16 lanes, no early exit: vectorised).
+fn all_finite_run<T: Real>(s: &[T]) -> bool {
+    let mut ok = [true; 16];
+    let mut chunks = s.chunks_exact(16);
+    for c in &mut chunks {
+        for (k, &v) in ok.iter_mut().zip(c) {
+            *k &= v.is_finite();
+        }
+    }
+    ok.iter().all(|&k| k) && chunks.remainder().iter().all(|v| v.is_finite())
 }
 
 /// Rejects non-finite layer outputs: an overflowed layer says nothing about its symmetry, and
 /// inf − inf would make every comparison meaningless.
 pub(crate) fn ensure_finite<T: Real>(a: &Array2<T>) -> Result<()> {
-    ensure_finite_values(a.iter().copied())
+    match a.as_slice_memory_order() {
+        Some(s) if !over_chunks(s, all_finite_run, |x, y| x && y, true) => {
+            Err(T::DTYPE.overflow(LAYER_OUTPUT))
+        }
+        Some(_) => Ok(()),
+        None => ensure_finite_values(a.iter().copied()),
+    }
 }
 
 /// What a non-finite layer result is called in the one overflow message ([`crate::Dtype::overflow`]).
@@ -687,4 +762,45 @@ where
     )?;
     let tol = Tolerance::for_layer::<T>(n, h.ncols(), max_abs(&base));
     Ok(tr.finish::<T>(Property::FutureIndependence, tol))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectorised_scans_return_the_one_by_one_results() {
+        // Lengths around the 16 lanes and across parallel chunks; signs, ±0, a subnormal.
+        for len in [0, 1, 15, 16, 17, 1000, SCAN_CHUNK + 7, 2 * SCAN_CHUNK + 33] {
+            let a = Array2::from_shape_fn((1, len), |(_, j)| {
+                let v = ((j * 7919) % 1009) as f32 / 37.0 - 13.0;
+                if j % 97 == 3 {
+                    -v * 1e3
+                } else if j % 89 == 5 {
+                    1e-42
+                } else {
+                    v
+                }
+            });
+            let serial = a.iter().fold(0.0f64, |m, v| m.max(f64::from(*v).abs()));
+            assert_eq!(max_abs(&a), serial, "len {len}");
+            assert!(ensure_finite(&a).is_ok(), "len {len}");
+            // The transposed view (not contiguous in row order) takes the same value.
+            assert_eq!(max_abs_view(a.t()), serial);
+            for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+                if len == 0 {
+                    continue;
+                }
+                let mut b = a.clone();
+                b[[0, len - 1]] = bad;
+                assert!(ensure_finite(&b).is_err(), "len {len}: {bad} at the end");
+                b[[0, len - 1]] = a[[0, len - 1]];
+                b[[0, len / 2]] = bad;
+                assert!(ensure_finite(&b).is_err(), "len {len}: {bad} in the middle");
+                // NaN is ignored by the max, as f64::max ignores it; inf is the max.
+                let serial = b.iter().fold(0.0f64, |m, v| m.max(f64::from(*v).abs()));
+                assert_eq!(max_abs(&b), serial, "len {len}: {bad}");
+            }
+        }
+    }
 }
