@@ -23,8 +23,8 @@
 //! * **dynamic NTK**: no such scaling type in llama.cpp (none, linear, yarn, longrope).
 
 use super::{
-    default_inv_freq, longrope_scaling_factor, raw_betas, yarn_factor_cause, yarn_inv_freq, Cause,
-    EngineInput, Outcome, Switching,
+    default_inv_freq, longrope_factor_cause, longrope_scaling_factor, raw_betas, yarn_factor_cause,
+    yarn_inv_freq, Cause, EngineInput, Outcome,
 };
 use crate::position::frequencies::{RopeScaling, Yarn};
 use crate::Result;
@@ -151,17 +151,6 @@ pub fn rope(input: &EngineInput, _seq_len: u64) -> Result<Outcome> {
     })
 }
 
-/// LongRoPE's set is fixed by `n_ctx`; every other type has one set.
-pub fn switching(input: &EngineInput) -> Switching {
-    match &input.set.scaling {
-        RopeScaling::Longrope(l) => Switching::ByServedContext {
-            original: l.original_max_position_embeddings,
-            long: input.served > l.original_max_position_embeddings,
-        },
-        _ => Switching::Never,
-    }
-}
-
 /// Where the GGUF rules depart from transformers' for this config.
 pub fn causes(input: &EngineInput) -> Vec<Cause> {
     let mut out = Vec::new();
@@ -183,13 +172,10 @@ pub fn causes(input: &EngineInput) -> Vec<Cause> {
                     original: orig,
                 });
             }
-            let engine = longrope_scaling_factor(input, orig);
-            if (engine - reference).abs() > 1e-12 * reference {
-                out.push(Cause::LongropeFactorDiffers {
-                    transformers: reference,
-                    engine,
-                });
-            }
+            out.extend(longrope_factor_cause(
+                reference,
+                longrope_scaling_factor(input, orig),
+            ));
         }
         _ => {}
     }

@@ -30,6 +30,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::config::{RopeConfig, RopeSet};
+use crate::position::frequencies::{RopeScaling, Yarn};
 use crate::Result;
 
 crate::choice! {
@@ -85,9 +86,8 @@ impl Engine {
     pub fn switching(self, input: &EngineInput) -> Switching {
         match self {
             Engine::Transformers => transformers::switching(input),
-            Engine::Vllm => vllm::switching(input),
+            Engine::Vllm | Engine::Llamacpp => by_served_context(input),
             Engine::Sglang => sglang::switching(input),
-            Engine::Llamacpp => llamacpp::switching(input),
         }
     }
 
@@ -331,6 +331,26 @@ pub(crate) fn longrope(
     )
 }
 
+/// vLLM's and llama.cpp's choice: LongRoPE's set is fixed when the engine starts, by the served
+/// context (`max_model_len`, `n_ctx`); every other type has one set.
+fn by_served_context(input: &EngineInput) -> Switching {
+    match &input.set.scaling {
+        RopeScaling::Longrope(l) => Switching::ByServedContext {
+            original: l.original_max_position_embeddings,
+            long: input.served > l.original_max_position_embeddings,
+        },
+        _ => Switching::Never,
+    }
+}
+
+/// LongRoPE's cos/sin factor differs from transformers' (beyond 1e-12 relative).
+pub(crate) fn longrope_factor_cause(transformers: f64, engine: f64) -> Option<Cause> {
+    ((engine - transformers).abs() > 1e-12 * transformers).then_some(Cause::LongropeFactorDiffers {
+        transformers,
+        engine,
+    })
+}
+
 /// `1/base^(2k/dim)` in f64, k = 0..dim/2.
 pub(crate) fn default_inv_freq(base: f64, dim: usize) -> Vec<f64> {
     (0..dim / 2)
@@ -363,6 +383,19 @@ pub(crate) fn yarn_inv_freq(
             e * scale * (1.0 - x) + e * x
         })
         .collect()
+}
+
+/// [`yarn_inv_freq`] as vLLM and SGLang call it: `scale` = 1/factor, the config's original
+/// context and its raw betas.
+pub(crate) fn yarn_by_factor(input: &EngineInput, y: &Yarn, truncate: bool) -> Vec<f64> {
+    yarn_inv_freq(
+        input.set.base,
+        input.set.rotary_dim,
+        1.0 / y.factor,
+        y.original_max_position_embeddings as f64,
+        raw_betas(input),
+        truncate,
+    )
 }
 
 /// The YaRN betas an engine passes on: the config's values when present (even 0, which

@@ -21,8 +21,8 @@
 //!   `mrope.py`: transformers' formulas.
 
 use super::{
-    default_inv_freq, longrope, raw_betas, yarn_factor_cause, yarn_inv_freq, Cause, EngineInput,
-    Outcome, Switching,
+    default_inv_freq, longrope, longrope_factor_cause, yarn_by_factor, yarn_factor_cause, Cause,
+    EngineInput, Outcome, Switching,
 };
 use crate::position::frequencies::{yarn_get_mscale, RopeScaling};
 use crate::Result;
@@ -81,36 +81,14 @@ pub fn rope(input: &EngineInput, seq_len: u64) -> Result<Outcome> {
         ),
         RopeScaling::Yarn(y) if input.is_deepseek() => {
             let (a, s) = super::vllm::deepseek_factors(input, y.factor);
-            Outcome::rotates(
-                yarn_inv_freq(
-                    base,
-                    dim,
-                    1.0 / y.factor,
-                    y.original_max_position_embeddings as f64,
-                    raw_betas(input),
-                    true,
-                ),
-                a * attn_factor,
-                s,
-            )
+            Outcome::rotates(yarn_by_factor(input, y, true), a * attn_factor, s)
         }
         RopeScaling::Yarn(y) => {
             let a = match (input.num("mscale"), input.num("mscale_all_dim")) {
                 (Some(m), Some(md)) => yarn_get_mscale(y.factor, m) / yarn_get_mscale(y.factor, md),
                 _ => yarn_get_mscale(y.factor, 1.0),
             };
-            Outcome::rotates(
-                yarn_inv_freq(
-                    base,
-                    dim,
-                    1.0 / y.factor,
-                    y.original_max_position_embeddings as f64,
-                    raw_betas(input),
-                    y.truncate,
-                ),
-                a * attn_factor,
-                1.0,
-            )
+            Outcome::rotates(yarn_by_factor(input, y, y.truncate), a * attn_factor, 1.0)
         }
         RopeScaling::Longrope(l) => {
             longrope(input, base, dim, l, long_for(seq_len, l.original_max_position_embeddings))
@@ -141,12 +119,7 @@ pub fn causes(input: &EngineInput) -> Vec<Cause> {
                 original: l.original_max_position_embeddings,
             });
             if let Ok(Outcome::Rotates(r)) = rope(input, input.served) {
-                if (r.cos_sin_factor - reference).abs() > 1e-12 * reference {
-                    out.push(Cause::LongropeFactorDiffers {
-                        transformers: reference,
-                        engine: r.cos_sin_factor,
-                    });
-                }
+                out.extend(longrope_factor_cause(reference, r.cos_sin_factor));
             }
         }
         RopeScaling::Dynamic(d) => out.push(Cause::DynamicStatic {

@@ -19,8 +19,8 @@
 //! * `llama3_rope.py`, `linear_scaling_rope.py`, `mrope.py`: transformers' formulas.
 
 use super::{
-    default_inv_freq, longrope, raw_betas, yarn_factor_cause, yarn_inv_freq, Cause, EngineInput,
-    Outcome, Switching,
+    default_inv_freq, longrope, longrope_factor_cause, yarn_by_factor, yarn_factor_cause, Cause,
+    EngineInput, Outcome,
 };
 use crate::position::frequencies::{yarn_get_mscale, RopeScaling};
 use crate::Result;
@@ -83,18 +83,7 @@ pub fn rope(input: &EngineInput, _seq_len: u64) -> Result<Outcome> {
         ),
         RopeScaling::Yarn(y) if input.is_deepseek() => {
             let (a, s) = deepseek_factors(input, y.factor);
-            Outcome::rotates(
-                yarn_inv_freq(
-                    base,
-                    dim,
-                    1.0 / y.factor,
-                    y.original_max_position_embeddings as f64,
-                    raw_betas(input),
-                    true,
-                ),
-                a,
-                s,
-            )
+            Outcome::rotates(yarn_by_factor(input, y, true), a, s)
         }
         RopeScaling::Yarn(y) => {
             let m = input.num("mscale").filter(|m| *m != 0.0);
@@ -106,18 +95,7 @@ pub fn rope(input: &EngineInput, _seq_len: u64) -> Result<Outcome> {
                 }
                 (None, _, _) => yarn_get_mscale(y.factor, 1.0),
             };
-            Outcome::rotates(
-                yarn_inv_freq(
-                    base,
-                    dim,
-                    1.0 / y.factor,
-                    y.original_max_position_embeddings as f64,
-                    raw_betas(input),
-                    y.truncate,
-                ),
-                a,
-                1.0,
-            )
+            Outcome::rotates(yarn_by_factor(input, y, y.truncate), a, 1.0)
         }
         RopeScaling::Longrope(l) => {
             longrope(input, base, dim, l, input.served > l.original_max_position_embeddings)
@@ -126,17 +104,6 @@ pub fn rope(input: &EngineInput, _seq_len: u64) -> Result<Outcome> {
             "vLLM 0.33.0 maps proportional to Gemma4RotaryEmbedding, whose formula attnlab does not transcribe".into(),
         ),
     })
-}
-
-/// LongRoPE's choice is fixed by `max_model_len`; every other type has one cache.
-pub fn switching(input: &EngineInput) -> Switching {
-    match &input.set.scaling {
-        RopeScaling::Longrope(l) => Switching::ByServedContext {
-            original: l.original_max_position_embeddings,
-            long: input.served > l.original_max_position_embeddings,
-        },
-        _ => Switching::Never,
-    }
 }
 
 /// Where vLLM 0.33.0's rule departs from transformers' for this config.
@@ -153,12 +120,7 @@ pub fn causes(input: &EngineInput) -> Vec<Cause> {
                 });
             }
             if let Ok(Outcome::Rotates(r)) = rope(input, input.served) {
-                if (r.cos_sin_factor - reference).abs() > 1e-12 * reference {
-                    out.push(Cause::LongropeFactorDiffers {
-                        transformers: reference,
-                        engine: r.cos_sin_factor,
-                    });
-                }
+                out.extend(longrope_factor_cause(reference, r.cos_sin_factor));
             }
         }
         RopeScaling::Dynamic(d) => out.push(Cause::DynamicStatic {
