@@ -32,24 +32,8 @@ impl RopeKind for Unscaled {
             .collect()
     }
 
-    fn attention_factor(&self) -> f64 {
-        1.0
-    }
-
-    fn effective_base(&self, base: f64, _dim: usize, _seq_len: Option<u64>) -> f64 {
-        base
-    }
-
     fn regimes(&self, _base: f64, dim: usize, _seq_len: Option<u64>) -> Regimes {
         Regimes::all(Regime::Unscaled, dim)
-    }
-
-    fn contexts(&self) -> (Option<u64>, Option<u64>) {
-        (None, None)
-    }
-
-    fn switch_at(&self) -> Option<u64> {
-        None
     }
 
     fn power_law(&self) -> bool {

@@ -59,10 +59,6 @@ impl RopeKind for Dynamic {
             .collect()
     }
 
-    fn attention_factor(&self) -> f64 {
-        1.0
-    }
-
     fn effective_base(&self, base: f64, dim: usize, seq_len: Option<u64>) -> f64 {
         dynamic_base(
             base,

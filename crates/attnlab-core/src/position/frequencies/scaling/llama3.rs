@@ -98,14 +98,6 @@ impl RopeKind for Llama3 {
             .collect()
     }
 
-    fn attention_factor(&self) -> f64 {
-        1.0
-    }
-
-    fn effective_base(&self, base: f64, _dim: usize, _seq_len: Option<u64>) -> f64 {
-        base
-    }
-
     /// Bands by the default wavelength 2π/ω: < original/high kept, > original/low divided,
     /// blended between (f64, as [`Self::inv_freq`] decides them).
     fn regimes(&self, base: f64, dim: usize, _seq_len: Option<u64>) -> Regimes {
@@ -132,10 +124,6 @@ impl RopeKind for Llama3 {
     fn contexts(&self) -> (Option<u64>, Option<u64>) {
         let o = self.original_max_position_embeddings;
         (Some(o), Some((self.factor * o as f64).round() as u64))
-    }
-
-    fn switch_at(&self) -> Option<u64> {
-        None
     }
 
     fn power_law(&self) -> bool {

@@ -105,10 +105,6 @@ impl RopeKind for Longrope {
         }
     }
 
-    fn effective_base(&self, base: f64, _dim: usize, _seq_len: Option<u64>) -> f64 {
-        base
-    }
-
     fn regimes(&self, _base: f64, dim: usize, _seq_len: Option<u64>) -> Regimes {
         Regimes::all(Regime::Rescaled, dim)
     }

@@ -61,18 +61,28 @@ pub(crate) trait RopeKind: Sized {
     fn check(&self, rotary_dim: usize) -> Result<()>;
     /// `inv_freq` in `T` (f64: the formula as written; f32: torch's float32 operations).
     fn inv_freq<T: Real>(&self, base: f64, dim: usize, seq_len: Option<u64>) -> Vec<T>;
-    /// The factor multiplying cos and sin.
-    fn attention_factor(&self) -> f64;
-    /// The base the default formula is effectively evaluated with (dynamic NTK stretches it).
-    fn effective_base(&self, base: f64, dim: usize, seq_len: Option<u64>) -> f64;
+    /// The factor multiplying cos and sin (1 unless the type sets one).
+    fn attention_factor(&self) -> f64 {
+        1.0
+    }
+    /// The base the default formula is effectively evaluated with (dynamic NTK stretches it;
+    /// every other type keeps `base`).
+    fn effective_base(&self, base: f64, _dim: usize, _seq_len: Option<u64>) -> f64 {
+        base
+    }
     /// What the type does to each plane, and YaRN's ramp.
     fn regimes(&self, base: f64, dim: usize, seq_len: Option<u64>) -> Regimes;
     /// The pre-training context and the length the scaling is meant for (factor × original),
-    /// for the types that state them.
-    fn contexts(&self) -> (Option<u64>, Option<u64>);
+    /// for the types that state them (none by default).
+    fn contexts(&self) -> (Option<u64>, Option<u64>) {
+        (None, None)
+    }
     /// The first sequence length whose frequencies differ from the initial ones (LongRoPE's
-    /// switch to the long factors; dynamic NTK's stretch), if the type has one.
-    fn switch_at(&self) -> Option<u64>;
+    /// switch to the long factors; dynamic NTK's stretch), if the type has one (none by
+    /// default).
+    fn switch_at(&self) -> Option<u64> {
+        None
+    }
     /// Whether ω_k(b) = c_k·b^(−2k/dim) for constants c_k (≥ 0) independent of the base b: true
     /// for every type that only divides the default frequencies (or stretches the base by a
     /// constant), false where the division depends on the base (llama3's bands, YaRN's ramp).

@@ -93,29 +93,13 @@ impl RopeKind for Mrope {
     }
 
     /// `1 / base^(2k/dim)`: on text positions M-RoPE is the default rope, so every frequency
-    /// property below is [`Unscaled`]'s.
+    /// property is [`Unscaled`]'s (below, and the trait's defaults, which are its too).
     fn inv_freq<T: Real>(&self, base: f64, dim: usize, seq_len: Option<u64>) -> Vec<T> {
         Unscaled.inv_freq(base, dim, seq_len)
     }
 
-    fn attention_factor(&self) -> f64 {
-        Unscaled.attention_factor()
-    }
-
-    fn effective_base(&self, base: f64, dim: usize, seq_len: Option<u64>) -> f64 {
-        Unscaled.effective_base(base, dim, seq_len)
-    }
-
     fn regimes(&self, base: f64, dim: usize, seq_len: Option<u64>) -> Regimes {
         Unscaled.regimes(base, dim, seq_len)
-    }
-
-    fn contexts(&self) -> (Option<u64>, Option<u64>) {
-        Unscaled.contexts()
-    }
-
-    fn switch_at(&self) -> Option<u64> {
-        Unscaled.switch_at()
     }
 
     fn power_law(&self) -> bool {

@@ -82,14 +82,6 @@ impl RopeKind for Proportional {
             .collect()
     }
 
-    fn attention_factor(&self) -> f64 {
-        1.0
-    }
-
-    fn effective_base(&self, base: f64, _dim: usize, _seq_len: Option<u64>) -> f64 {
-        base
-    }
-
     fn regimes(&self, _base: f64, dim: usize, _seq_len: Option<u64>) -> Regimes {
         let n = self.rotating_planes(dim);
         let on = if self.factor == 1.0 {
@@ -103,14 +95,6 @@ impl RopeKind for Proportional {
                 .collect(),
             ramp: None,
         }
-    }
-
-    fn contexts(&self) -> (Option<u64>, Option<u64>) {
-        (None, None)
-    }
-
-    fn switch_at(&self) -> Option<u64> {
-        None
     }
 
     fn power_law(&self) -> bool {

@@ -170,10 +170,6 @@ impl RopeKind for Yarn {
         }
     }
 
-    fn effective_base(&self, base: f64, _dim: usize, _seq_len: Option<u64>) -> f64 {
-        base
-    }
-
     /// Planes up to the ramp's start are kept, from its end divided, blended between.
     fn regimes(&self, base: f64, dim: usize, _seq_len: Option<u64>) -> Regimes {
         let (low, high) = yarn_correction_range(
@@ -205,10 +201,6 @@ impl RopeKind for Yarn {
     fn contexts(&self) -> (Option<u64>, Option<u64>) {
         let o = self.original_max_position_embeddings;
         (Some(o), Some((self.factor * o as f64).round() as u64))
-    }
-
-    fn switch_at(&self) -> Option<u64> {
-        None
     }
 
     fn power_law(&self) -> bool {
