@@ -595,17 +595,7 @@ mod tests {
     fn json_keeps_f32_fields_in_f32_form_and_the_verdict_comes_from_the_findings() {
         // inv_freq_f32 of plane 1 for base 10000, d = 8 is the f32 nearest 0.1: serialised as
         // an f32 it prints as 0.1, not as its f64 widening 0.10000000149011612.
-        let req = AuditRequest {
-            source: FrequencySource {
-                base: Some(10000.0),
-                dim: Some(Count(8)),
-                ..Default::default()
-            },
-            context: Some(Count(64)),
-            skip_min_base: true,
-            ..Default::default()
-        };
-        let r = run(&req, &Context::default()).unwrap();
+        let r = audit(base_dim(), 64, false);
         let json = serde_json::to_string(&r).unwrap();
         assert!(json.contains("\"inv_freq_f32\":0.1,"), "{json}");
         assert!(!json.contains("0.10000000149011612"));
@@ -622,16 +612,11 @@ mod tests {
 
     #[test]
     fn the_verdict_reads_well_for_one_plane_and_one_position() {
-        let req = AuditRequest {
-            source: FrequencySource {
-                omega: Some("0.3".parse().unwrap()),
-                ..Default::default()
-            },
-            context: Some(Count(1)),
-            skip_min_base: true,
+        let omega = FrequencySource {
+            omega: Some("0.3".parse().unwrap()),
             ..Default::default()
         };
-        let v = run(&req, &Context::default()).unwrap().verdict;
+        let v = audit(omega, 1, false).verdict;
         for phrase in [
             "The plane turns by less than one full turn within the context of 1 position",
             "no separation to distinguish",
@@ -647,11 +632,7 @@ mod tests {
     #[test]
     fn the_grid_is_checked_in_the_core() {
         let req = |g: f64, skip: bool| AuditRequest {
-            source: FrequencySource {
-                base: Some(10000.0),
-                dim: Some(Count(8)),
-                ..Default::default()
-            },
+            source: base_dim(),
             context: Some(Count(64)),
             skip_min_base: skip,
             min_base_grid: Some(g),
@@ -663,14 +644,10 @@ mod tests {
         assert!(e.to_string().contains("--skip-min-base"), "{e}");
     }
 
-    fn audit_config(config: serde_json::Value, context: u64, min_base: bool) -> AuditReport {
+    /// The audit of `source` at `context` positions (with the minimal base when `min_base`).
+    fn audit(source: FrequencySource, context: u64, min_base: bool) -> AuditReport {
         let req = AuditRequest {
-            source: FrequencySource {
-                config: Some(super::super::ConfigSource::Inline(
-                    config.as_object().unwrap().clone(),
-                )),
-                ..Default::default()
-            },
+            source,
             context: Some(Count(context)),
             skip_min_base: !min_base,
             ..Default::default()
@@ -678,17 +655,30 @@ mod tests {
         run(&req, &Context::default()).unwrap()
     }
 
-    fn preset_audit(name: &str, context: u64) -> AuditReport {
-        let req = AuditRequest {
-            source: FrequencySource {
-                preset: Some(name.into()),
-                ..Default::default()
-            },
-            context: Some(Count(context)),
-            skip_min_base: true,
+    /// Base 10000, d = 8.
+    fn base_dim() -> FrequencySource {
+        FrequencySource {
+            base: Some(10000.0),
+            dim: Some(Count(8)),
+            ..Default::default()
+        }
+    }
+
+    fn audit_config(config: serde_json::Value, context: u64, min_base: bool) -> AuditReport {
+        let config = super::super::ConfigSource::Inline(config.as_object().unwrap().clone());
+        let source = FrequencySource {
+            config: Some(config),
             ..Default::default()
         };
-        run(&req, &Context::default()).unwrap()
+        audit(source, context, min_base)
+    }
+
+    fn preset_audit(name: &str, context: u64) -> AuditReport {
+        let source = FrequencySource {
+            preset: Some(name.into()),
+            ..Default::default()
+        };
+        audit(source, context, false)
     }
 
     #[test]
@@ -757,17 +747,7 @@ mod tests {
             (Some(64), Some(32), Some(64), Some(64))
         );
         // Base/dim sources know no trained context.
-        let req = AuditRequest {
-            source: FrequencySource {
-                base: Some(10000.0),
-                dim: Some(Count(8)),
-                ..Default::default()
-            },
-            context: Some(Count(64)),
-            skip_min_base: true,
-            ..Default::default()
-        };
-        let r = run(&req, &Context::default()).unwrap();
+        let r = audit(base_dim(), 64, false);
         assert_eq!(r.audit.beyond_trained_context, None);
         assert!(r.rope_sets.is_empty());
     }
