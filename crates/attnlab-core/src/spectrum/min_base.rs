@@ -691,25 +691,19 @@ pub fn certified_min_base(family: &Family, context: u64, watch: &Watch) -> Resul
     };
     sweep.failing_below = Some(start * (-H_MIN).exp());
     // The island: test start·e^(1e-7·4^j) until one fails, then bisect to 20% of the width.
+    // start·e^t passes: no witness near the hints, and none in a full scan.
+    let passes_at = |t: f64, full_scans: &mut usize| {
+        let w = family.at(start * t.exp());
+        find_witness(&w, start * t.exp(), context, &hints, full_scans, true).is_none() && {
+            *full_scans += 1;
+            passes(&w, context)
+        }
+    };
     let (mut pass, mut fail) = (0.0f64, None);
     let mut t = 1e-7f64;
     while t < 1.0 {
         watch.check("the minimum-base search")?;
-        let w = family.at(start * t.exp());
-        let ok = find_witness(
-            &w,
-            start * t.exp(),
-            context,
-            &hints,
-            &mut sweep.full_scans,
-            true,
-        )
-        .is_none()
-            && {
-                sweep.full_scans += 1;
-                passes(&w, context)
-            };
-        if ok {
+        if passes_at(t, &mut sweep.full_scans) {
             pass = t;
             t *= 4.0;
         } else {
@@ -721,21 +715,7 @@ pub fn certified_min_base(family: &Family, context: u64, watch: &Watch) -> Resul
         while bad - pass > 0.2 * pass.max(1e-7) {
             watch.check("the minimum-base search")?;
             let mid = 0.5 * (pass + bad);
-            let w = family.at(start * mid.exp());
-            let ok = find_witness(
-                &w,
-                start * mid.exp(),
-                context,
-                &hints,
-                &mut sweep.full_scans,
-                true,
-            )
-            .is_none()
-                && {
-                    sweep.full_scans += 1;
-                    passes(&w, context)
-                };
-            if ok {
+            if passes_at(mid, &mut sweep.full_scans) {
                 pass = mid;
             } else {
                 bad = mid;
