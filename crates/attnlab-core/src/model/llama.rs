@@ -245,6 +245,37 @@ pub struct LayerWeights<T> {
     pub w_down: Array2<T>,
 }
 
+impl<T: Real> LayerWeights<T> {
+    /// The same layer in another precision (each entry rounded once), with its MLP when `mlp`;
+    /// without it, the MLP is left empty (an attention sublayer never reads it).
+    pub(crate) fn cast<U: Real>(&self, mlp: bool) -> LayerWeights<U> {
+        let m = |a: &Array2<T>| a.mapv(|x| U::from_f64(x.to_f64()));
+        let v = |a: &Array1<T>| a.mapv(|x| U::from_f64(x.to_f64()));
+        let mlp_m = |a: &Array2<T>| if mlp { m(a) } else { Array2::zeros((0, 0)) };
+        LayerWeights {
+            attn_norm: v(&self.attn_norm),
+            wq: m(&self.wq),
+            wk: m(&self.wk),
+            wv: m(&self.wv),
+            wo: m(&self.wo),
+            bq: self.bq.as_ref().map(v),
+            bk: self.bk.as_ref().map(v),
+            bv: self.bv.as_ref().map(v),
+            bo: self.bo.as_ref().map(v),
+            q_norm: self.q_norm.as_ref().map(v),
+            k_norm: self.k_norm.as_ref().map(v),
+            ffn_norm: if mlp {
+                v(&self.ffn_norm)
+            } else {
+                Array1::zeros(0)
+            },
+            w_gate: mlp_m(&self.w_gate),
+            w_up: mlp_m(&self.w_up),
+            w_down: mlp_m(&self.w_down),
+        }
+    }
+}
+
 /// A whole checkpoint's weights, filled by a loader (GGUF or a Hugging Face directory).
 #[derive(Debug, Clone)]
 pub struct LlamaWeights<T> {
@@ -516,27 +547,7 @@ impl<T: Real> LlamaWeights<T> {
         LlamaWeights {
             config: self.config.clone(),
             embed: m(&self.embed),
-            layers: self
-                .layers
-                .iter()
-                .map(|l| LayerWeights {
-                    attn_norm: v(&l.attn_norm),
-                    wq: m(&l.wq),
-                    wk: m(&l.wk),
-                    wv: m(&l.wv),
-                    wo: m(&l.wo),
-                    bq: l.bq.as_ref().map(v),
-                    bk: l.bk.as_ref().map(v),
-                    bv: l.bv.as_ref().map(v),
-                    bo: l.bo.as_ref().map(v),
-                    q_norm: l.q_norm.as_ref().map(v),
-                    k_norm: l.k_norm.as_ref().map(v),
-                    ffn_norm: v(&l.ffn_norm),
-                    w_gate: m(&l.w_gate),
-                    w_up: m(&l.w_up),
-                    w_down: m(&l.w_down),
-                })
-                .collect(),
+            layers: self.layers.iter().map(|l| l.cast(true)).collect(),
             final_norm: v(&self.final_norm),
             output: self.output.as_ref().map(m),
         }
@@ -770,7 +781,11 @@ impl<T: Real> LlamaWeights<T> {
         Ok(linear(g.view(), &lw.w_down, None))
     }
 
-    fn layer(&self, l: usize) -> Result<&LayerWeights<T>> {
+    /// Layer `l`'s weights.
+    ///
+    /// # Errors
+    /// `l` outside the model's layers (named with the range).
+    pub(crate) fn layer(&self, l: usize) -> Result<&LayerWeights<T>> {
         self.layers.get(l).ok_or_else(|| {
             Error::invalid(
                 "layer",

@@ -20,7 +20,7 @@
 
 use ndarray::{Array1, Array2, ArrayView2};
 
-use super::llama::{LayerWeights, LlamaWeights, Positions};
+use super::llama::{LlamaWeights, Positions};
 use crate::attention::Mask;
 use crate::{Error, Real, Result};
 
@@ -37,53 +37,21 @@ pub struct AttentionSublayer<T> {
     model: LlamaWeights<T>,
 }
 
-fn cast_layer<T: Real, U: Real>(l: &LayerWeights<T>) -> LayerWeights<U> {
-    let m = |a: &Array2<T>| a.mapv(|x| U::from_f64(x.to_f64()));
-    let v = |a: &Array1<T>| a.mapv(|x| U::from_f64(x.to_f64()));
-    LayerWeights {
-        attn_norm: v(&l.attn_norm),
-        wq: m(&l.wq),
-        wk: m(&l.wk),
-        wv: m(&l.wv),
-        wo: m(&l.wo),
-        bq: l.bq.as_ref().map(v),
-        bk: l.bk.as_ref().map(v),
-        bv: l.bv.as_ref().map(v),
-        bo: l.bo.as_ref().map(v),
-        q_norm: l.q_norm.as_ref().map(v),
-        k_norm: l.k_norm.as_ref().map(v),
-        // The MLP is not part of the sublayer: empty, never read.
-        ffn_norm: Array1::zeros(0),
-        w_gate: Array2::zeros((0, 0)),
-        w_up: Array2::zeros((0, 0)),
-        w_down: Array2::zeros((0, 0)),
-    }
-}
-
 impl<T: Real> AttentionSublayer<T> {
     /// Layer `l` of `w`, its weights rounded to `T`.
     ///
     /// # Errors
     /// `l` outside the model's layers (named with the range).
     pub fn new<S: Real>(w: &LlamaWeights<S>, l: usize, rope: bool, mask: Mask) -> Result<Self> {
-        let lw = w.layers.get(l).ok_or_else(|| {
-            Error::invalid(
-                "layer",
-                l,
-                format!(
-                    "0 … {} (the model has {} layers)",
-                    w.layers.len().saturating_sub(1),
-                    w.layers.len()
-                ),
-            )
-        })?;
+        let lw = w.layer(l)?;
         let mut config = w.config.clone();
         config.layers = 1;
         let model = LlamaWeights {
             embed: Array2::zeros((0, config.dim)),
             final_norm: Array1::zeros(0),
             output: None,
-            layers: vec![cast_layer(lw)],
+            // The MLP is not part of the sublayer: empty, never read.
+            layers: vec![lw.cast(false)],
             config,
         };
         Ok(AttentionSublayer {
