@@ -125,18 +125,6 @@ pub struct GgufRope {
     pub rope: EngineRope,
 }
 
-fn num(f: &GgufFile, key: &str) -> Result<Option<f64>> {
-    match f.get(key) {
-        None => Ok(None),
-        Some(v) => v.as_f64().map(Some).ok_or_else(|| {
-            Error::io(
-                f.path(),
-                format!("metadata {key} is {}; expected a number", v.summary()),
-            )
-        }),
-    }
-}
-
 fn factors(f: &GgufFile, name: &str, planes: usize) -> Result<Option<FreqFactors>> {
     if f.tensor(name).is_none() {
         return Ok(None);
@@ -218,9 +206,9 @@ impl GgufRope {
                 ),
             ));
         }
-        let factor = match num(f, &k("scaling.factor"))? {
+        let factor = match f.number(&k("scaling.factor"))? {
             Some(x) => Some(x),
-            None => num(f, &k("scale_linear"))?,
+            None => f.number(&k("scale_linear"))?,
         };
         let freq_scale = match factor {
             _ if scaling_type == "none" => 1.0,
@@ -236,7 +224,8 @@ impl GgufRope {
                 ),
             ));
         }
-        let ext_factor = num(f, &k("scaling.yarn_ext_factor"))?
+        let ext_factor = f
+            .number(&k("scaling.yarn_ext_factor"))?
             .filter(|&x| x >= 0.0)
             .unwrap_or(if scaling_type == "yarn" { 1.0 } else { 0.0 });
         let n_ctx_orig = match f.get(&k("scaling.original_context_length")) {
@@ -252,10 +241,10 @@ impl GgufRope {
                 )
             })?,
         };
-        let attn_factor = num(f, &k("scaling.attn_factor"))?.unwrap_or(1.0);
-        let beta_fast = num(f, &k("scaling.yarn_beta_fast"))?.unwrap_or(32.0);
-        let beta_slow = num(f, &k("scaling.yarn_beta_slow"))?.unwrap_or(1.0);
-        let ylm = num(f, &k("scaling.yarn_log_multiplier"))?.unwrap_or(0.0);
+        let attn_factor = f.number(&k("scaling.attn_factor"))?.unwrap_or(1.0);
+        let beta_fast = f.number(&k("scaling.yarn_beta_fast"))?.unwrap_or(32.0);
+        let beta_slow = f.number(&k("scaling.yarn_beta_slow"))?.unwrap_or(1.0);
+        let ylm = f.number(&k("scaling.yarn_log_multiplier"))?.unwrap_or(0.0);
         let planes = n_rot / 2;
         let factor_tensors: Vec<String> = FACTOR_TENSORS
             .iter()

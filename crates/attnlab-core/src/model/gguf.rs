@@ -658,6 +658,22 @@ impl GgufFile {
         self.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
+    /// A numeric metadata value by key (`None` when absent).
+    ///
+    /// # Errors
+    /// A value that is not a number.
+    pub fn number(&self, key: &str) -> Result<Option<f64>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => v.as_f64().map(Some).ok_or_else(|| {
+                Error::io(
+                    self.path(),
+                    format!("metadata {key} is {}; expected a number", v.summary()),
+                )
+            }),
+        }
+    }
+
     /// The tensor table in file order.
     pub fn tensors(&self) -> &[TensorInfo] {
         &self.tensors

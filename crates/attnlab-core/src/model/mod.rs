@@ -155,18 +155,6 @@ fn require_u64(f: &GgufFile, key: &str) -> Result<u64> {
     })
 }
 
-fn meta_f64(f: &GgufFile, key: &str) -> Result<Option<f64>> {
-    match f.get(key) {
-        None => Ok(None),
-        Some(v) => v.as_f64().map(Some).ok_or_else(|| {
-            Error::io(
-                f.path(),
-                format!("metadata {key} is {}; expected a number", v.summary()),
-            )
-        }),
-    }
-}
-
 impl ModelInfo {
     /// Reads the model's numbers from a GGUF file's metadata and tensor table.
     ///
@@ -226,7 +214,7 @@ impl ModelInfo {
                 .unwrap_or(0),
         };
         let context_length = meta_u64(f, &k("context_length"))?.unwrap_or(0);
-        let base = meta_f64(f, &k("rope.freq_base"))?;
+        let base = f.number(&k("rope.freq_base"))?;
         let prefix = k("rope.scaling.");
         let scaling = f
             .metadata()
@@ -272,7 +260,7 @@ impl ModelInfo {
                 bytes: t.bytes,
             })
             .collect();
-        let rms_norm_eps = meta_f64(f, &k("attention.layer_norm_rms_epsilon"))?;
+        let rms_norm_eps = f.number(&k("attention.layer_norm_rms_epsilon"))?;
         Ok(ModelInfo {
             supported: SUPPORTED_ARCHITECTURES.contains(&arch.as_str()),
             name: f
