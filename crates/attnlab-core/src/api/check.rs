@@ -685,7 +685,7 @@ mod tests {
             Dtype::F32 => Input::F32(x32.view()),
             _ => Input::F64(inputs.x.view()),
         };
-        let mine = run(&layer, x, &opts, &Context::default()).unwrap();
+        let mine = checked(&layer, x, &opts);
         (
             serde_json::to_value(&cli).unwrap(),
             serde_json::to_value(&mine).unwrap(),
@@ -808,13 +808,7 @@ mod tests {
             mask: Mask::Causal,
             ..Default::default()
         };
-        let r = run(
-            &layer,
-            Input::F64(inputs.x.view()),
-            &opts,
-            &Context::default(),
-        )
-        .unwrap();
+        let r = checked(&layer, Input::F64(inputs.x.view()), &opts);
         assert!(r.holds, "{r:?}");
         assert_eq!(r.prefix, Some(4));
         assert_eq!(r.permutations_checked, 24);
@@ -822,13 +816,7 @@ mod tests {
         assert_eq!(r.worst_difference.values.len(), 1);
         assert!(r.controls.iter().all(|c| c.ok), "{:?}", r.controls);
         // Equivariance fails for the causal layer: the mask sees the order.
-        let eq = run(
-            &layer,
-            Input::F64(inputs.x.view()),
-            &LayerCheckOptions::default(),
-            &Context::default(),
-        )
-        .unwrap();
+        let eq = checked(&layer, Input::F64(inputs.x.view()), &Default::default());
         assert!(!eq.holds);
         assert_eq!(
             eq.diagnosis.unwrap().conclusion,
@@ -846,13 +834,7 @@ mod tests {
             f32: &refuse,
             f64: &*f64_layer,
         };
-        let r = run(
-            &layer,
-            Input::F64(inputs.x.view()),
-            &LayerCheckOptions::default(),
-            &Context::default(),
-        )
-        .unwrap();
+        let r = checked(&layer, Input::F64(inputs.x.view()), &Default::default());
         assert!(r.holds);
         assert!(r.diagnosis.is_none());
         let why = r.diagnosis_unavailable.unwrap();
@@ -954,16 +936,15 @@ mod tests {
             f64: &centre::<f64>,
         };
         let x = ndarray::array![[0.5, 1.0, -2.0], [3.0, 0.25, 1.0], [-1.0, 2.0, 0.0]];
-        let r = run(
-            &layer,
-            Input::F64(x.view()),
-            &Default::default(),
-            &Context::default(),
-        )
-        .unwrap();
+        let r = checked(&layer, Input::F64(x.view()), &Default::default());
         assert!(r.holds);
         assert!(!r.controls[1].ok);
         assert!(r.note.unwrap().contains("negative control"));
+    }
+
+    /// [`run`] in the default context, which must succeed.
+    fn checked(layer: &UserLayer<'_>, x: Input<'_>, opts: &LayerCheckOptions) -> LayerCheckReport {
+        run(layer, x, opts, &Context::default()).unwrap()
     }
 
     fn both_precisions<'a>(
@@ -995,13 +976,7 @@ mod tests {
         let via32 =
             move |x: ArrayView2<f64>| Ok(inner(x.mapv(|v| v as f32).view())?.mapv(f64::from));
         let layer = both_precisions(&**inner, &via32);
-        let r = run(
-            &layer,
-            Input::F64(inputs.x.view()),
-            &LayerCheckOptions::default(),
-            &Context::default(),
-        )
-        .unwrap();
+        let r = checked(&layer, Input::F64(inputs.x.view()), &Default::default());
         let d = r.diagnosis.clone().unwrap();
         assert_eq!(
             d.conclusion,
@@ -1021,13 +996,7 @@ mod tests {
         // The same layer in f32: its own precision; the f64 copy does not help — lower
         // precision again, never "structural" next to "holds".
         let x32 = inputs.x.mapv(|v| v as f32);
-        let r32 = run(
-            &layer,
-            Input::F32(x32.view()),
-            &Default::default(),
-            &Context::default(),
-        )
-        .unwrap();
+        let r32 = checked(&layer, Input::F32(x32.view()), &Default::default());
         assert!(r32.holds);
         assert_eq!(
             r32.diagnosis.unwrap().conclusion,
@@ -1036,13 +1005,7 @@ mod tests {
         // attnlab's own f64 layer is round-off (the conclusion the CLI gives).
         let f64_layer = spec.build::<f64>(&inputs).unwrap();
         let own = both_precisions(&**inner, &*f64_layer);
-        let r = run(
-            &own,
-            Input::F64(inputs.x.view()),
-            &Default::default(),
-            &Context::default(),
-        )
-        .unwrap();
+        let r = checked(&own, Input::F64(inputs.x.view()), &Default::default());
         assert_eq!(
             r.diagnosis.unwrap().conclusion,
             experiment::Conclusion::RoundOff
@@ -1062,13 +1025,7 @@ mod tests {
         let noisy32 = |h: ArrayView2<f32>| Ok(h.mapv(|v| v.tanh()));
         let layer = both_precisions(&noisy32, &noisy64);
         let x = course().x;
-        let r = run(
-            &layer,
-            Input::F64(x.view()),
-            &Default::default(),
-            &Context::default(),
-        )
-        .unwrap();
+        let r = checked(&layer, Input::F64(x.view()), &Default::default());
         assert!(!r.controls[0].ok, "{:?}", r.controls);
         assert_eq!(r.verdict, crate::symmetry::Verdict::Undecided);
         assert!(!r.holds);
@@ -1172,13 +1129,11 @@ mod tests {
         // Fixed positions: breaks, structurally.
         let fixed = |h: ArrayView2<f64>| f64_at(h, &[0, 1, 2, 3, 4]);
         let fixed32 = |h: ArrayView2<f32>| f32_at(h, &[0, 1, 2, 3, 4]);
-        let r = run(
+        let r = checked(
             &both_precisions(&fixed32, &fixed),
             Input::F64(inputs.x.view()),
             &Default::default(),
-            &Context::default(),
-        )
-        .unwrap();
+        );
         assert!(!r.holds);
         assert_eq!(
             r.diagnosis.unwrap().conclusion,
