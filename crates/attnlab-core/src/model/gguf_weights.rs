@@ -31,7 +31,8 @@ pub enum QkRows {
     AsStored,
 }
 
-fn matrix(f: &GgufFile, name: &str, rows: usize, cols: usize) -> Result<Array2<f32>> {
+/// Tensor `name`'s values in f32, once it is found with `dims` (GGUF's order: fastest first).
+fn values(f: &GgufFile, name: &str, dims: &[u64]) -> Result<Vec<f32>> {
     let t = f.tensor(name).ok_or_else(|| {
         Error::invalid(
             "model file",
@@ -39,34 +40,24 @@ fn matrix(f: &GgufFile, name: &str, rows: usize, cols: usize) -> Result<Array2<f
             "every tensor of the architecture",
         )
     })?;
-    if t.dims != [limits::u(cols), limits::u(rows)] {
+    if t.dims != dims {
         return Err(Error::shape(
             format!("tensor {name}"),
-            format!("dims [{cols}, {rows}]"),
+            format!("dims {dims:?}"),
             format!("{:?}", t.dims),
         ));
     }
-    let v = f.tensor_f32(name)?;
+    f.tensor_f32(name)
+}
+
+fn matrix(f: &GgufFile, name: &str, rows: usize, cols: usize) -> Result<Array2<f32>> {
+    let v = values(f, name, &[limits::u(cols), limits::u(rows)])?;
     Array2::from_shape_vec((rows, cols), v)
         .map_err(|e| Error::shape(format!("tensor {name}"), format!("{rows}×{cols}"), e))
 }
 
 fn vector(f: &GgufFile, name: &str, len: usize) -> Result<Array1<f32>> {
-    let t = f.tensor(name).ok_or_else(|| {
-        Error::invalid(
-            "model file",
-            format!("no tensor {name}"),
-            "every tensor of the architecture",
-        )
-    })?;
-    if t.dims != [limits::u(len)] {
-        return Err(Error::shape(
-            format!("tensor {name}"),
-            format!("dims [{len}]"),
-            format!("{:?}", t.dims),
-        ));
-    }
-    Ok(Array1::from(f.tensor_f32(name)?))
+    Ok(Array1::from(values(f, name, &[limits::u(len)])?))
 }
 
 fn opt_vector(f: &GgufFile, name: &str, len: usize) -> Result<Option<Array1<f32>>> {
