@@ -309,19 +309,26 @@ impl DiffAcc {
     }
 }
 
+/// The one refusal of a comparison between arrays of different shapes (`b`'s named against
+/// `a`'s).
+pub(crate) fn same_shape(a: (usize, usize), b: (usize, usize)) -> Result<()> {
+    if a == b {
+        return Ok(());
+    }
+    Err(Error::shape(
+        "comparison",
+        format!("{b:?}"),
+        format!("{a:?}"),
+    ))
+}
+
 /// Compares `a` and `b` entry by entry (differences taken in `f64`): [`compare_by`] on the two
 /// arrays, plus the array of differences `a − b`.
 ///
 /// # Errors
 /// Different shapes.
 pub fn compare<T: Real>(a: ArrayView2<T>, b: ArrayView2<T>) -> Result<Diff> {
-    if a.dim() != b.dim() {
-        return Err(Error::shape(
-            "comparison",
-            format!("{:?}", b.dim()),
-            format!("{:?}", a.dim()),
-        ));
-    }
+    same_shape(a.dim(), b.dim())?;
     let s = compare_by(a.dim(), |i, j| a[[i, j]], |i, j| b[[i, j]]);
     Ok(Diff {
         max_abs: s.max_abs,
@@ -367,13 +374,7 @@ impl Tracker {
         rhs: ArrayView2<T>,
         row_offset: usize,
     ) -> Result<()> {
-        if lhs.dim() != rhs.dim() {
-            return Err(Error::shape(
-                "comparison",
-                format!("{:?}", rhs.dim()),
-                format!("{:?}", lhs.dim()),
-            ));
-        }
+        same_shape(lhs.dim(), rhs.dim())?;
         let d = compare_by(lhs.dim(), |i, j| lhs[[i, j]], |i, j| rhs[[i, j]]);
         let (l, r) = (lhs[d.at].to_f64(), rhs[d.at].to_f64());
         self.add_stats(perm.as_slice(), &d, (l, r), row_offset);

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use ndarray::{Array2, ArrayView2};
 
-use super::check::{ensure_finite, max_abs, max_abs_view, DiffAcc, DiffStats, Tracker};
+use super::check::{ensure_finite, max_abs, max_abs_view, same_shape, DiffAcc, DiffStats, Tracker};
 use super::{compare_by, CheckReport, Permutation, Property, Tolerance};
 use crate::{Error, Real, Result};
 
@@ -221,13 +221,7 @@ pub fn shared_pass_at<T: Real>(
         times.forwards += t.elapsed().as_secs_f64();
         let t = Instant::now();
         let (lo, bo) = (&out.output, &base.output);
-        if lo.dim() != bo.dim() {
-            return Err(Error::shape(
-                "comparison",
-                format!("{:?}", bo.dim()),
-                format!("{:?}", lo.dim()),
-            ));
-        }
+        same_shape(lo.dim(), bo.dim())?;
         let equi = property == Property::Equivariance;
         let row = |i: usize| if equi { p[i] } else { i + rows_from };
         if rows_from >= lo.nrows() && rows_from > 0 {
@@ -543,13 +537,7 @@ pub fn future_pass<T: Real>(
         forward(changed.view(), &id, &mut out)?;
         ensure_finite(&out.output)?;
         let a = &out.output;
-        if a.dim() != b.dim() {
-            return Err(Error::shape(
-                "comparison",
-                format!("{:?}", b.dim()),
-                format!("{:?}", a.dim()),
-            ));
-        }
+        same_shape(a.dim(), b.dim())?;
         let s = compare_by((c, a.ncols()), |i, j| a[[i, j]], |i, j| b[[i, j]]);
         tr.add_stats(&id, &s, (a[s.at].to_f64(), b[s.at].to_f64()), 0);
     }
