@@ -180,3 +180,29 @@ pub fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<Outcome> {
         .ok_or_else(|| anyhow::anyhow!("unknown command {name} (see --help)"))?;
     (entry.run)(m)
 }
+
+#[cfg(test)]
+mod tests {
+    /// The generated tree: clap's own consistency checks pass, every command of the core's
+    /// table is reachable under its name, and every command and group has its help line (a new
+    /// group without a line in `GROUPS` fails here).
+    #[test]
+    fn every_command_of_the_table_is_in_the_tree_with_its_help() {
+        let cli = super::command();
+        cli.clone().debug_assert();
+        for name in attnlab_core::api::COMMANDS {
+            let mut cmd = &cli;
+            for part in name.split(' ') {
+                cmd = cmd
+                    .find_subcommand(part)
+                    .unwrap_or_else(|| panic!("`{name}` is not in the command tree"));
+                assert!(
+                    cmd.get_about().is_some(),
+                    "`{part}` of `{name}` has no help"
+                );
+            }
+            assert_eq!(cmd.get_subcommands().count(), 0, "`{name}` is a leaf");
+        }
+        assert!(cli.find_subcommand("serve").is_some());
+    }
+}
