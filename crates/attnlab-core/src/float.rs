@@ -44,6 +44,9 @@ pub trait Float: Copy + Sized + 'static {
     /// lane `i < BQ`:
     /// `s[j, i] ← exp((s[j, i] − m[i])·c)` and `sum[i] ← sum[i] + s[j, i]`, rows in order.
     fn exp_cols(s: &mut [Self], rows: usize, m: &[Self], c: Self, sum: &mut [Self]);
+    /// For each lane `i < BQ` of `s` (`rows × BQ`, row-major): `m[i] ← s[j, i]` whenever
+    /// `s[j, i] > m[i]`, rows in order (a NaN never replaces `m[i]`; `+0` does not replace `−0`).
+    fn col_max(s: &[Self], rows: usize, m: &mut [Self]);
     /// Runs `f` with this thread's [`Scratch`] (grown on first use and kept, so repeated
     /// forwards allocate nothing for their tiles). `f` must not re-enter it (no rayon inside).
     fn with_scratch<R>(f: impl FnOnce(&mut Scratch<Self>) -> R) -> R;

@@ -133,8 +133,28 @@ unsafe fn mk_portable<F: Real, const NR: usize>(
 /// for `j` in order — the portable version's operations, one lane per query.
 #[cfg(target_arch = "x86_64")]
 macro_rules! exp_cols_kernel {
-    ($feature:literal, $name:literal, $exp_cols:ident, $t:ty, $lanes:expr, $exp:path,
-     $load:ident, $set1:ident, $add:ident, $store:ident, $sub:ident, $mul:ident) => {
+    ($feature:literal, $name:literal, $exp_cols:ident, $col_max:ident, $t:ty, $lanes:expr,
+     $exp:path, $load:ident, $set1:ident, $add:ident, $store:ident, $sub:ident, $mul:ident,
+     $max:ident) => {
+        /// See `Float::col_max`: per block of lanes, `m ← max(s[j], m)` for `j` in order, where
+        /// the instruction's `max(a, b)` is `a > b ? a : b` — the portable comparison exactly
+        /// (NaN and signed zeros included).
+        ///
+        /// # Safety
+        #[doc = concat!("The CPU supports ", $name, "; `s` holds `rows × BQ` values, `m` `BQ`.")]
+        #[target_feature(enable = $feature)]
+        pub unsafe fn $col_max(s: &[$t], rows: usize, m: &mut [$t]) {
+            const BQ: usize = super::BQ;
+            assert!(s.len() >= rows * BQ && m.len() >= BQ);
+            for k in (0..BQ).step_by($lanes) {
+                let mut acc = $load(m.as_ptr().add(k));
+                for j in 0..rows {
+                    acc = $max($load(s.as_ptr().add(j * BQ + k)), acc);
+                }
+                $store(m.as_mut_ptr().add(k), acc);
+            }
+        }
+
         /// See `Float::exp_cols` (same operations as the portable version).
         ///
         /// # Safety
@@ -163,9 +183,9 @@ macro_rules! exp_cols_kernel {
 /// `$lanes` values, with that type's intrinsics (`_ps` for f32, `_pd` for f64).
 #[cfg(target_arch = "x86_64")]
 macro_rules! avx2_kernels {
-    ($mk:ident, $exp_cols:ident, $t:ty, $v:ty, $lanes:expr, $exp:path,
+    ($mk:ident, $exp_cols:ident, $col_max:ident, $t:ty, $v:ty, $lanes:expr, $exp:path,
      $zero:ident, $load:ident, $bcast:ident, $fmadd:ident, $add:ident, $store:ident,
-     $set1:ident, $sub:ident, $mul:ident) => {
+     $set1:ident, $sub:ident, $mul:ident, $max:ident) => {
         /// AVX2 + FMA micro-kernel, `2·lanes` columns (two registers) per row.
         ///
         /// # Safety
@@ -237,6 +257,7 @@ macro_rules! avx2_kernels {
             "avx2,fma",
             "AVX2 and FMA",
             $exp_cols,
+            $col_max,
             $t,
             $lanes,
             $exp,
@@ -245,7 +266,8 @@ macro_rules! avx2_kernels {
             $add,
             $store,
             $sub,
-            $mul
+            $mul,
+            $max
         );
     };
 }
@@ -257,6 +279,7 @@ mod avx2 {
     avx2_kernels!(
         mk_f32,
         exp_cols_f32,
+        col_max_f32,
         f32,
         __m256,
         8,
@@ -269,11 +292,13 @@ mod avx2 {
         _mm256_storeu_ps,
         _mm256_set1_ps,
         _mm256_sub_ps,
-        _mm256_mul_ps
+        _mm256_mul_ps,
+        _mm256_max_ps
     );
     avx2_kernels!(
         mk_f64,
         exp_cols_f64,
+        col_max_f64,
         f64,
         __m256d,
         4,
@@ -286,7 +311,8 @@ mod avx2 {
         _mm256_storeu_pd,
         _mm256_set1_pd,
         _mm256_sub_pd,
-        _mm256_mul_pd
+        _mm256_mul_pd,
+        _mm256_max_pd
     );
 }
 
@@ -295,9 +321,9 @@ mod avx2 {
 /// accumulators for `G` = 2: enough independent chains to keep both FMA pipes busy).
 #[cfg(target_arch = "x86_64")]
 macro_rules! avx512_kernels {
-    ($mk:ident, $exp_cols:ident, $t:ty, $v:ty, $lanes:expr, $exp:path,
+    ($mk:ident, $exp_cols:ident, $col_max:ident, $t:ty, $v:ty, $lanes:expr, $exp:path,
      $zero:ident, $load:ident, $set1:ident, $fmadd:ident, $add:ident, $store:ident,
-     $sub:ident, $mul:ident) => {
+     $sub:ident, $mul:ident, $max:ident) => {
         /// AVX-512F micro-kernel over `G` micro-panels (`a`, and `a + sa` for `G` = 2).
         ///
         /// # Safety
@@ -359,8 +385,8 @@ macro_rules! avx512_kernels {
         }
 
         exp_cols_kernel!(
-            "avx512f", "AVX-512F", $exp_cols, $t, $lanes, $exp, $load, $set1, $add, $store, $sub,
-            $mul
+            "avx512f", "AVX-512F", $exp_cols, $col_max, $t, $lanes, $exp, $load, $set1, $add,
+            $store, $sub, $mul, $max
         );
     };
 }
@@ -372,6 +398,7 @@ mod avx512 {
     avx512_kernels!(
         mk_f32,
         exp_cols_f32,
+        col_max_f32,
         f32,
         __m512,
         16,
@@ -383,11 +410,13 @@ mod avx512 {
         _mm512_add_ps,
         _mm512_storeu_ps,
         _mm512_sub_ps,
-        _mm512_mul_ps
+        _mm512_mul_ps,
+        _mm512_max_ps
     );
     avx512_kernels!(
         mk_f64,
         exp_cols_f64,
+        col_max_f64,
         f64,
         __m512d,
         8,
@@ -399,7 +428,8 @@ mod avx512 {
         _mm512_add_pd,
         _mm512_storeu_pd,
         _mm512_sub_pd,
-        _mm512_mul_pd
+        _mm512_mul_pd,
+        _mm512_max_pd
     );
 }
 
@@ -415,7 +445,8 @@ fn exp_cols_portable<F: Real>(s: &mut [F], rows: usize, m: &[F], c: F, sum: &mut
 /// `Float` for one type: its panel width, scalar operations, the AVX2 kernels where the CPU
 /// has them (else the portable ones, which return the same bits) and its thread's scratch.
 macro_rules! float_impl {
-    ($t:ty, $nr:expr, $vexp:path, $mk:ident, $exp_cols:ident, $scratch:ident, $workspace:ident) => {
+    ($t:ty, $nr:expr, $vexp:path, $mk:ident, $exp_cols:ident, $col_max:ident, $scratch:ident,
+     $workspace:ident) => {
         impl Float for $t {
             const NR: usize = $nr;
             #[inline]
@@ -487,6 +518,19 @@ macro_rules! float_impl {
                 }
                 exp_cols_portable(s, rows, m, c, sum)
             }
+            fn col_max(s: &[$t], rows: usize, m: &mut [$t]) {
+                #[cfg(target_arch = "x86_64")]
+                if has_avx512() {
+                    // SAFETY: AVX-512F detected; the lengths are asserted inside.
+                    return unsafe { avx512::$col_max(s, rows, m) };
+                }
+                #[cfg(target_arch = "x86_64")]
+                if has_avx2_fma() {
+                    // SAFETY: AVX2 and FMA detected; the lengths are asserted inside.
+                    return unsafe { avx2::$col_max(s, rows, m) };
+                }
+                col_max_portable(s, rows, m)
+            }
             fn with_scratch<R>(f: impl FnOnce(&mut Scratch<$t>) -> R) -> R {
                 $scratch.with(|c| f(&mut c.borrow_mut()))
             }
@@ -503,6 +547,7 @@ float_impl!(
     exp::exp_f32,
     mk_f32,
     exp_cols_f32,
+    col_max_f32,
     SCRATCH_F32,
     WORKSPACE_F32
 );
@@ -512,6 +557,7 @@ float_impl!(
     exp::exp_f64,
     mk_f64,
     exp_cols_f64,
+    col_max_f64,
     SCRATCH_F64,
     WORKSPACE_F64
 );
@@ -738,8 +784,9 @@ impl<F: Real> Head<'_, F> {
     }
 }
 
-/// Per lane: `m[i] ← max(m[i], max_j s[j, i])` over the `rows × BQ` block `s`.
-fn col_max<F: Real>(s: &[F], rows: usize, m: &mut [F]) {
+/// Per lane: `m[i] ← max(m[i], max_j s[j, i])` over the `rows × BQ` block `s` (the definition
+/// `Float::col_max`'s SIMD versions reproduce).
+fn col_max_portable<F: Real>(s: &[F], rows: usize, m: &mut [F]) {
     for row in s[..rows * BQ].chunks_exact(BQ) {
         for (mi, &x) in m.iter_mut().zip(row) {
             if x > *mi {
@@ -784,7 +831,7 @@ fn forward_tile_in<F: Real>(
         let jn = BK.min(kend - j0);
         h.scores_t(qt, i0, j0, jn, st);
         m_new.copy_from_slice(&m);
-        col_max(st, jn, &mut m_new);
+        F::col_max(st, jn, &mut m_new);
         // A lane with nothing visible yet (impossible for the causal mask, whose first block
         // holds key 0) keeps m = −∞; exp(−∞ − (−∞)) would be NaN, so shift by 0 instead: its
         // scores are all −∞ and give exactly 0.
@@ -858,7 +905,7 @@ pub(crate) fn weights_tile<F: Real>(
         h.qt(i0, i1, qt);
         h.scores_t(qt, i0, 0, kend, st);
         let mut m = [F::from_f64(f64::NEG_INFINITY); BQ];
-        col_max(st, kend, &mut m);
+        F::col_max(st, kend, &mut m);
         let mut l = [F::zero(); BQ];
         F::exp_cols(st, kend, &m, h.inv_scale, &mut l);
         for row in st[..kend * BQ].chunks_exact_mut(BQ) {
@@ -893,6 +940,50 @@ pub(crate) fn weights_tile<F: Real>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The SIMD `col_max` (whichever this CPU runs) keeps what the portable comparison keeps,
+    /// bit for bit, on the values where a `max` instruction could differ from `x > m`: NaN in
+    /// either place, `±0` against `∓0`, `±∞`.
+    #[test]
+    fn col_max_keeps_what_the_portable_comparison_keeps() {
+        fn run<F: Real>(bits: impl Fn(F) -> u64) {
+            let specials = [
+                f64::NAN,
+                -0.0,
+                0.0,
+                f64::NEG_INFINITY,
+                f64::INFINITY,
+                1.5,
+                -2.0,
+            ];
+            let rows = 9;
+            // Lanes below 24 see only NaN, ±0 and −∞ (so zeros of either sign and NaN survive
+            // there), the others every special value.
+            let s: Vec<F> = (0..rows * BQ)
+                .map(|k| {
+                    let kinds = if k % BQ < 24 { 4 } else { specials.len() };
+                    F::from_f64(specials[(k * 7 + k / BQ) % kinds])
+                })
+                .collect();
+            let start: Vec<F> = (0..BQ)
+                .map(|k| F::from_f64(specials[(k * 3) % specials.len()]))
+                .collect();
+            let (mut simd, mut portable) = (start.clone(), start);
+            F::col_max(&s, rows, &mut simd);
+            col_max_portable(&s, rows, &mut portable);
+            let b = |v: &[F]| v.iter().map(|&x| bits(x)).collect::<Vec<_>>();
+            assert_eq!(b(&simd), b(&portable));
+            let negative_zero = |x: &F| bits(*x) == bits(F::zero() * F::from_f64(-1.0));
+            assert!(portable.iter().any(|x| x != x), "a NaN kept");
+            assert!(portable.iter().any(negative_zero), "a −0 kept");
+            assert!(
+                portable.iter().any(|x| bits(*x) == bits(F::zero())),
+                "a +0 kept"
+            );
+        }
+        run::<f32>(|x| u64::from(x.to_bits()));
+        run::<f64>(f64::to_bits);
+    }
 
     #[test]
     fn packing_follows_the_documented_layout_for_every_memory_order() {
