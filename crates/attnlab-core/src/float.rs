@@ -18,15 +18,16 @@ pub trait Float: Copy + Sized + 'static {
     /// AVX-512F gives it the registers, else one (`MR` = 6).
     fn rows_per_call() -> usize;
     /// The micro-kernel with the fastest instruction set this CPU has: for rows `i < m` (the
-    /// first `MR` = 6 from the micro-panel at `a`, the next from the one at `a + sa`), `j < NR`,
-    /// `acc[i][j] = Σ_p A[i, p]·b[p·ldb + j]` (one in-order FMA chain), then rows `i < m`,
-    /// columns `j < ncols` of `c` become `acc` (or `c + acc` when `add`).
+    /// first `MR` = 6 from the micro-panel at `a`, the next from the one at `a + sa`) and each
+    /// panel of `NR` columns `j` (as many as `ncols` needs, in order: the micro-panels of `a`
+    /// stay in L1 across them), `acc[i][j] = Σ_p A[i, p]·b[p·ldb + j]` (one in-order FMA chain),
+    /// then rows `i < m`, columns `j < ncols` of `c` become `acc` (or `c + acc` when `add`).
     ///
     /// # Safety
     /// `a` must be readable at `p·MR + i` for `p < t`, `i < MR` (a micro-panel packed by the
-    /// kernel), and when `m > MR` also `a + sa`; `b` at `p·ldb + j` for `p < t`, `j < NR`; `c`
-    /// writable (and readable when `add`) at `i·ldc + j` for `i < m`, `j < ncols`;
-    /// `m ≤ 2·MR`, `ncols ≤ NR`.
+    /// kernel), and when `m > MR` also `a + sa`; `b` at `p·ldb + j` for `p < t`,
+    /// `j < ncols.div_ceil(NR)·NR`; `c` writable (and readable when `add`) at `i·ldc + j` for
+    /// `i < m`, `j < ncols`; `m ≤ 2·MR`.
     #[allow(clippy::too_many_arguments)]
     unsafe fn mk(
         m: usize,

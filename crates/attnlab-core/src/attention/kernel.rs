@@ -91,13 +91,36 @@ fn has_avx2_fma() -> bool {
     }
 }
 
-/// Portable micro-kernel: the definition the SIMD kernels reproduce bit for bit.
+/// Portable micro-kernel: the definition the SIMD kernels reproduce bit for bit, panel by panel.
 ///
 /// # Safety
-/// As [`Float::mk`].
+/// As [`Float::mk`] for one micro-panel (`m ≤ MR`).
+#[allow(clippy::too_many_arguments)]
+unsafe fn mk_portable<F: Real, const NR: usize>(
+    m: usize,
+    a: *const F,
+    b: *const F,
+    ldb: usize,
+    t: usize,
+    c: *mut F,
+    ldc: usize,
+    ncols: usize,
+    add: bool,
+) {
+    for q in (0..ncols).step_by(NR) {
+        let nc = NR.min(ncols - q);
+        // SAFETY: the caller's contract covers these columns of b and c.
+        unsafe { panel_portable::<F, NR>(m, a, b.add(q), ldb, t, c.add(q), ldc, nc, add) };
+    }
+}
+
+/// One panel of [`mk_portable`] (`ncols ≤ NR`).
+///
+/// # Safety
+/// As [`mk_portable`] with `ncols ≤ NR`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn mk_portable<F: Real, const NR: usize>(
+unsafe fn panel_portable<F: Real, const NR: usize>(
     m: usize,
     a: *const F,
     b: *const F,
@@ -183,16 +206,41 @@ macro_rules! exp_cols_kernel {
 /// `$lanes` values, with that type's intrinsics (`_ps` for f32, `_pd` for f64).
 #[cfg(target_arch = "x86_64")]
 macro_rules! avx2_kernels {
-    ($mk:ident, $exp_cols:ident, $col_max:ident, $t:ty, $v:ty, $lanes:expr, $exp:path,
+    ($mk:ident, $panel:ident, $exp_cols:ident, $col_max:ident, $t:ty, $v:ty, $lanes:expr, $exp:path,
      $zero:ident, $load:ident, $bcast:ident, $fmadd:ident, $add:ident, $store:ident,
      $set1:ident, $sub:ident, $mul:ident, $max:ident) => {
-        /// AVX2 + FMA micro-kernel, `2·lanes` columns (two registers) per row.
+        /// AVX2 + FMA micro-kernel over every `2·lanes`-column panel `ncols` needs, in order.
         ///
         /// # Safety
-        /// As `Float::mk`, and the CPU supports AVX2 and FMA.
+        /// As `Float::mk` for one micro-panel (`m ≤ MR`), and the CPU supports AVX2 and FMA.
         #[allow(clippy::too_many_arguments)]
         #[target_feature(enable = "avx2,fma")]
         pub unsafe fn $mk(
+            m: usize,
+            a: *const $t,
+            b: *const $t,
+            ldb: usize,
+            t: usize,
+            c: *mut $t,
+            ldc: usize,
+            ncols: usize,
+            add: bool,
+        ) {
+            const NR: usize = 2 * $lanes;
+            for q in (0..ncols).step_by(NR) {
+                let nc = NR.min(ncols - q);
+                $panel(m, a, b.add(q), ldb, t, c.add(q), ldc, nc, add);
+            }
+        }
+
+        /// One panel: `2·lanes` columns (two registers) per row.
+        ///
+        /// # Safety
+        /// As `$mk` with `ncols ≤ 2·lanes`.
+        #[allow(clippy::too_many_arguments)]
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn $panel(
             m: usize,
             a: *const $t,
             b: *const $t,
@@ -278,6 +326,7 @@ mod avx2 {
 
     avx2_kernels!(
         mk_f32,
+        panel_f32,
         exp_cols_f32,
         col_max_f32,
         f32,
@@ -297,6 +346,7 @@ mod avx2 {
     );
     avx2_kernels!(
         mk_f64,
+        panel_f64,
         exp_cols_f64,
         col_max_f64,
         f64,
@@ -321,16 +371,42 @@ mod avx2 {
 /// accumulators for `G` = 2: enough independent chains to keep both FMA pipes busy).
 #[cfg(target_arch = "x86_64")]
 macro_rules! avx512_kernels {
-    ($mk:ident, $exp_cols:ident, $col_max:ident, $t:ty, $v:ty, $lanes:expr, $exp:path,
+    ($mk:ident, $panel:ident, $exp_cols:ident, $col_max:ident, $t:ty, $v:ty, $lanes:expr, $exp:path,
      $zero:ident, $load:ident, $set1:ident, $fmadd:ident, $add:ident, $store:ident,
      $sub:ident, $mul:ident, $max:ident) => {
-        /// AVX-512F micro-kernel over `G` micro-panels (`a`, and `a + sa` for `G` = 2).
+        /// AVX-512F micro-kernel over `G` micro-panels (`a`, and `a + sa` for `G` = 2) and every
+        /// `lanes`-column panel `ncols` needs, in order.
         ///
         /// # Safety
         /// As `Float::mk` with `m ≤ G·MR`, and the CPU supports AVX-512F.
         #[allow(clippy::too_many_arguments)]
         #[target_feature(enable = "avx512f")]
         pub unsafe fn $mk<const G: usize>(
+            m: usize,
+            a: *const $t,
+            sa: usize,
+            b: *const $t,
+            ldb: usize,
+            t: usize,
+            c: *mut $t,
+            ldc: usize,
+            ncols: usize,
+            add: bool,
+        ) {
+            for q in (0..ncols).step_by($lanes) {
+                let nc = ($lanes as usize).min(ncols - q);
+                $panel::<G>(m, a, sa, b.add(q), ldb, t, c.add(q), ldc, nc, add);
+            }
+        }
+
+        /// One panel of `lanes` columns (one register per row).
+        ///
+        /// # Safety
+        /// As `$mk` with `ncols ≤ lanes`.
+        #[allow(clippy::too_many_arguments)]
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn $panel<const G: usize>(
             m: usize,
             a: *const $t,
             sa: usize,
@@ -397,6 +473,7 @@ mod avx512 {
 
     avx512_kernels!(
         mk_f32,
+        panel_f32,
         exp_cols_f32,
         col_max_f32,
         f32,
@@ -415,6 +492,7 @@ mod avx512 {
     );
     avx512_kernels!(
         mk_f64,
+        panel_f64,
         exp_cols_f64,
         col_max_f64,
         f64,
@@ -655,25 +733,22 @@ fn gemm<F: Real>(
     let per_call = F::rows_per_call();
     for g in (0..groups).step_by(per_call / MR) {
         let mr = per_call.min(rows - g * MR);
-        for q in 0..panels {
-            let nc = nr.min(ncols - q * nr);
-            // SAFETY: the asserts above: groups g, g + 1 (when mr > MR) of A have t·MR entries
-            // at g·sa, B rows p < t hold columns q·NR..(q+1)·NR, and C rows g·MR..g·MR+mr hold
-            // columns q·NR..q·NR+nc.
-            unsafe {
-                F::mk(
-                    mr,
-                    ap.as_ptr().add(g * sa),
-                    sa,
-                    b.as_ptr().add(q * nr),
-                    ldb,
-                    t,
-                    c.as_mut_ptr().add(g * MR * ldc + q * nr),
-                    ldc,
-                    nc,
-                    add,
-                );
-            }
+        // SAFETY: the asserts above: groups g, g + 1 (when mr > MR) of A have t·MR entries
+        // at g·sa, B rows p < t hold `panels·NR` columns, and C rows g·MR..g·MR+mr hold
+        // `ncols` columns.
+        unsafe {
+            F::mk(
+                mr,
+                ap.as_ptr().add(g * sa),
+                sa,
+                b.as_ptr(),
+                ldb,
+                t,
+                c.as_mut_ptr().add(g * MR * ldc),
+                ldc,
+                ncols,
+                add,
+            );
         }
     }
 }
