@@ -664,11 +664,20 @@ pub(crate) fn pack_a_into<F: Real>(x: ndarray::ArrayView2<F>, out: &mut [F]) {
     if rows > 1 && x.strides()[0] == 1 {
         // Column-contiguous (a transposed view such as `Vᵀ`): each column's run of `MR` rows is
         // one contiguous copy, instead of `MR` reads a row stride apart.
+        // (Whole runs are copied as arrays of MR: a constant-size copy, not a memcpy call.)
         for (p, col) in x.columns().into_iter().enumerate() {
             let col = col.to_slice().expect("unit row stride");
-            for (g, run) in col.chunks(MR).enumerate() {
+            let runs = col.chunks_exact(MR);
+            let tail = runs.remainder();
+            for (g, run) in runs.enumerate() {
                 let at = g * t * MR + p * MR;
-                out[at..at + run.len()].copy_from_slice(run);
+                let run: &[F; MR] = run.try_into().expect("MR values");
+                let dst: &mut [F; MR] = (&mut out[at..at + MR]).try_into().expect("MR values");
+                *dst = *run;
+            }
+            if !tail.is_empty() {
+                let at = (rows / MR) * t * MR + p * MR;
+                out[at..at + tail.len()].copy_from_slice(tail);
             }
         }
         return;
@@ -679,6 +688,25 @@ pub(crate) fn pack_a_into<F: Real>(x: ndarray::ArrayView2<F>, out: &mut [F]) {
             dst[p * MR + r % MR] = v;
         }
     }
+}
+
+/// [`pack_a_into`], in parallel when `parallel`: the micro-panels are independent, so chunks of
+/// them (a few per thread) are packed by the rayon pool. The same values either way.
+pub(crate) fn pack_a_par<F: Real>(x: ndarray::ArrayView2<F>, out: &mut [F], parallel: bool) {
+    let (rows, t) = x.dim();
+    let groups = rows.div_ceil(MR);
+    if !parallel || groups < 2 || t == 0 {
+        return pack_a_into(x, out);
+    }
+    let per = groups.div_ceil(2 * rayon::current_num_threads()).max(1);
+    out[..packed_len(rows, t)]
+        .par_chunks_mut(per * t * MR)
+        .enumerate()
+        .for_each(|(c, o)| {
+            let r0 = c * per * MR;
+            let r1 = (r0 + per * MR).min(rows);
+            pack_a_into(x.slice(ndarray::s![r0..r1, ..]), o);
+        });
 }
 
 /// `x` row-major with its columns padded with zeros to a multiple of `NR` (so whole panels can
@@ -1062,25 +1090,31 @@ mod tests {
 
     #[test]
     fn packing_follows_the_documented_layout_for_every_memory_order() {
-        // 13 rows (two whole groups and one padded), 5 columns; row-major, and the same values
-        // as a transposed (column-contiguous) view.
-        let x = ndarray::Array2::from_shape_fn((13, 5), |(r, p)| (r * 10 + p) as f64 + 1.0);
-        let xt_owned = x.t().as_standard_layout().to_owned(); // 5 × 13, row-major
-        let views = [x.view(), xt_owned.t()];
-        assert_eq!(
-            views[1].strides()[0],
-            1,
-            "the second view is column-contiguous"
-        );
-        for v in views {
-            let mut out = vec![f64::NAN; packed_len(13, 5)];
-            pack_a_into(v, &mut out);
-            for g in 0..3 {
-                for p in 0..5 {
-                    for i in 0..MR {
-                        let r = g * MR + i;
-                        let want = if r < 13 { x[[r, p]] } else { 0.0 };
-                        assert_eq!(out[g * 5 * MR + p * MR + i], want, "g {g} p {p} i {i}");
+        // 13 rows (two whole groups and one padded) and 36 (six whole groups, no padding), 5
+        // columns; row-major, and the same values as a transposed (column-contiguous) view;
+        // packed serially and in parallel chunks.
+        for rows in [13, 36] {
+            let x = ndarray::Array2::from_shape_fn((rows, 5), |(r, p)| (r * 10 + p) as f64 + 1.0);
+            let xt_owned = x.t().as_standard_layout().to_owned(); // 5 × rows, row-major
+            let views = [x.view(), xt_owned.t()];
+            assert_eq!(
+                views[1].strides()[0],
+                1,
+                "the second view is column-contiguous"
+            );
+            for v in views {
+                for parallel in [false, true] {
+                    let mut out = vec![f64::NAN; packed_len(rows, 5)];
+                    pack_a_par(v, &mut out, parallel);
+                    for g in 0..rows.div_ceil(MR) {
+                        for p in 0..5 {
+                            for i in 0..MR {
+                                let r = g * MR + i;
+                                let want = if r < rows { x[[r, p]] } else { 0.0 };
+                                let got = out[g * 5 * MR + p * MR + i];
+                                assert_eq!(got, want, "rows {rows} g {g} p {p} i {i}");
+                            }
+                        }
                     }
                 }
             }

@@ -655,22 +655,24 @@ fn fused_forward<F: Real>(
         }
     }
     let has_hook = qk.is_some();
-    let pack = |(hd, (kb, vb)): (usize, (&mut [F], &mut [F]))| {
+    // Heads in parallel when there are several; one head's packing split into chunks of
+    // micro-panels instead (`within`).
+    let pack = |within: bool, (hd, (kb, vb)): (usize, (&mut [F], &mut [F]))| {
         if !has_hook {
-            kernel::pack_a_into(kv.slice(s![.., hd * dk..(hd + 1) * dk]), kb);
+            kernel::pack_a_par(kv.slice(s![.., hd * dk..(hd + 1) * dk]), kb, within);
         }
-        kernel::pack_a_into(vv.slice(s![.., hd * dv..(hd + 1) * dv]).t(), vb);
+        kernel::pack_a_par(vv.slice(s![.., hd * dv..(hd + 1) * dv]).t(), vb, within);
     };
     if parallel && heads > 1 {
         kp.par_chunks_mut(klen)
             .zip(vtp.par_chunks_mut(vlen))
             .enumerate()
-            .for_each(pack);
+            .for_each(|job| pack(false, job));
     } else {
         kp.chunks_mut(klen)
             .zip(vtp.chunks_mut(vlen))
             .enumerate()
-            .for_each(pack);
+            .for_each(|job| pack(parallel, job));
     }
     let inv_scale = F::one() / F::from_f64(dk as f64).sqrt();
     let (kp, vtp, hooked) = (&*kp, &*vtp, &*hooked);
