@@ -3,6 +3,11 @@
 //! A leaf: it imports nothing of the crate, so `numeric` can require it (`Real: Float`) from
 //! below `attention`, which implements it for `f32` and `f64`.
 
+/// The signature of [`Float::micro_kernel`]'s kernels: `(m, a, sa, b, ldb, t, c, ldc, ncols,
+/// add)`, with the contract of its doc.
+pub type MicroKernel<F> =
+    unsafe fn(usize, *const F, usize, *const F, usize, usize, *mut F, usize, usize, bool);
+
 /// The fused kernels' element operations, which every [`Real`] has (`Real: Float`, so code
 /// generic over `Real` calls the kernels without a type test). Public only in name: this module
 /// is private, so no other crate can implement or call it (a sealed trait). The implementations
@@ -23,24 +28,14 @@ pub trait Float: Copy + Sized + 'static {
     /// stay in L1 across them), `acc[i][j] = Σ_p A[i, p]·b[p·ldb + j]` (one in-order FMA chain),
     /// then rows `i < m`, columns `j < ncols` of `c` become `acc` (or `c + acc` when `add`).
     ///
-    /// # Safety
-    /// `a` must be readable at `p·MR + i` for `p < t`, `i < MR` (a micro-panel packed by the
+    /// Calling the kernel is `unsafe`: `a` must be readable at `p·MR + i` for `p < t`, `i < MR` (a micro-panel packed by the
     /// kernel), and when `m > MR` also `a + sa`; `b` at `p·ldb + j` for `p < t`,
     /// `j < ncols.div_ceil(NR)·NR`; `c` writable (and readable when `add`) at `i·ldc + j` for
     /// `i < m`, `j < ncols`; `m ≤ 2·MR`.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn mk(
-        m: usize,
-        a: *const Self,
-        sa: usize,
-        b: *const Self,
-        ldb: usize,
-        t: usize,
-        c: *mut Self,
-        ldc: usize,
-        ncols: usize,
-        add: bool,
-    );
+    ///
+    /// Returned as a function pointer, chosen once per product (the CPU's features are looked
+    /// up here, not at every call).
+    fn micro_kernel() -> MicroKernel<Self>;
     /// For each row `j` of `s` (`rows × BQ`, row-major, `BQ` the kernel's queries per tile) and
     /// lane `i < BQ`:
     /// `s[j, i] ← exp((s[j, i] − m[i])·c)` and `sum[i] ← sum[i] + s[j, i]`, rows in order.
@@ -48,6 +43,9 @@ pub trait Float: Copy + Sized + 'static {
     /// For each lane `i < BQ` of `s` (`rows × BQ`, row-major): `m[i] ← s[j, i]` whenever
     /// `s[j, i] > m[i]`, rows in order (a NaN never replaces `m[i]`; `+0` does not replace `−0`).
     fn col_max(s: &[Self], rows: usize, m: &mut [Self]);
+    /// For each row `j` of `s` (`rows × BQ`, row-major) and lane `i < BQ`: `s[j, i] ← s[j, i]·a[i]`
+    /// (one correctly rounded product each: the same bits in every instruction set).
+    fn scale_cols(s: &mut [Self], rows: usize, a: &[Self]);
     /// Runs `f` with this thread's [`Scratch`] (grown on first use and kept, so repeated
     /// forwards allocate nothing for their tiles). `f` must not re-enter it (no rayon inside).
     fn with_scratch<R>(f: impl FnOnce(&mut Scratch<Self>) -> R) -> R;

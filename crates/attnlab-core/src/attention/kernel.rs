@@ -10,7 +10,7 @@
 //! micro-panels (12 rows, one 512-bit register of `NR` columns each).
 //!
 //! A tile of [`BQ`] queries is computed *transposed*, queries along the SIMD lanes:
-//! `Sᵀ = K_b·Q_tᵀ` for a block `b` of [`BK`] keys (rows = keys, columns = queries), masked entries
+//! `Sᵀ = K_b·Q_tᵀ` for a block `b` of [`key_block`] keys (rows = keys, columns = queries), masked entries
 //! −∞, then per query `i` (one lane): `m' = max(m, max_{j∈b} s_ji)`, `p_ji = exp((s_ji − m')/√d_k)`,
 //! `α = exp((m − m')/√d_k)`, `l ← α·l + Σ_{j∈b} p_ji` (summed in key order),
 //! `Oᵀ ← α·Oᵀ + V_bᵀ·P` and finally `O = (Oᵀ/l)ᵀ` ([`forward_tile`], the online softmax: the
@@ -32,11 +32,29 @@ use crate::Real;
 pub(crate) const MR: usize = 6;
 /// Queries per tile (a multiple of every `NR`); tile boundaries are multiples of `BQ`.
 pub(crate) const BQ: usize = 48;
-/// Keys per block of the online softmax (a multiple of [`MR`]). 258 = 43·6: a sequence of 256
-/// keys, common in practice, is one block (no rescaling pass, no 16-key tail block: ~5 % of a
-/// (256, 64) forward); longer ones are blocks of 258 and a remainder. The block, 258 × 48
-/// scores, is 48 KB in f32.
-pub(crate) const BK: usize = 258;
+/// A sequence of at most this many keys is one block of the online softmax: 258 = 43·6, so the
+/// common 256 is one block (no rescaling pass, no 16-key tail block: ~5 % of a (256, 64)
+/// forward).
+pub(crate) const BK_WHOLE: usize = 258;
+/// Bytes of L1 data cache the micro-kernel's `B` operand may fill (with the `A` micro-panel, a
+/// few KB, beside it in a 32 KB L1): a longer sequence's key blocks are sized so that the block
+/// of probabilities `P` (`BK × BQ`, the `B` of `V_bᵀ·P`) fits, and a product whose `B` does
+/// not fit runs panel by panel (see [`gemm`]). Measured on Zen 3 (one thread, (4096, 128)):
+/// `V_bᵀ·P` 83–86 GFLOP/s with 132-key blocks in f32 against 71–76 with 258; in f64 `Q·Kᵀ`
+/// 40–42 panel by panel against 31–33 with the 48 KB `Q_tᵀ` swept whole.
+const L1_B_BYTES: usize = 26 * 1024;
+
+/// Keys per block of the online softmax for a sequence of `n` keys: all of them up to
+/// [`BK_WHOLE`], else the largest multiple of [`MR`] whose `BK × BQ` block fits
+/// [`L1_B_BYTES`] (132 in f32, 66 in f64). Fixed by `n` and the type alone, so a row's result
+/// does not depend on its tile.
+pub(crate) fn key_block<F>(n: usize) -> usize {
+    if n <= BK_WHOLE {
+        return BK_WHOLE;
+    }
+    let fit = L1_B_BYTES / (BQ * std::mem::size_of::<F>());
+    (fit / MR * MR).max(MR)
+}
 
 thread_local! {
     static SCRATCH_F32: std::cell::RefCell<Scratch<f32>> = std::cell::RefCell::new(Scratch::default());
@@ -91,14 +109,16 @@ fn has_avx2_fma() -> bool {
     }
 }
 
-/// Portable micro-kernel: the definition the SIMD kernels reproduce bit for bit, panel by panel.
+/// Portable micro-kernel: the definition the SIMD kernels reproduce bit for bit, micro-panel by
+/// micro-panel and panel by panel.
 ///
 /// # Safety
-/// As [`Float::mk`] for one micro-panel (`m ≤ MR`).
+/// As [`Float::micro_kernel`]'s kernels.
 #[allow(clippy::too_many_arguments)]
 unsafe fn mk_portable<F: Real, const NR: usize>(
     m: usize,
     a: *const F,
+    sa: usize,
     b: *const F,
     ldb: usize,
     t: usize,
@@ -107,17 +127,25 @@ unsafe fn mk_portable<F: Real, const NR: usize>(
     ncols: usize,
     add: bool,
 ) {
-    for q in (0..ncols).step_by(NR) {
-        let nc = NR.min(ncols - q);
-        // SAFETY: the caller's contract covers these columns of b and c.
-        unsafe { panel_portable::<F, NR>(m, a, b.add(q), ldb, t, c.add(q), ldc, nc, add) };
+    for (g, rows) in [(0, m.min(MR)), (1, m.saturating_sub(MR))] {
+        for q in (0..ncols).step_by(NR) {
+            let nc = NR.min(ncols - q);
+            // SAFETY: the caller's contract covers micro-panel g of a (read only when it has
+            // rows), rows g·MR.. of c and these columns of b and c.
+            unsafe {
+                let (a, c) = (a.add(g * sa), c.add(g * MR * ldc + q));
+                if rows > 0 {
+                    panel_portable::<F, NR>(rows, a, b.add(q), ldb, t, c, ldc, nc, add);
+                }
+            }
+        }
     }
 }
 
-/// One panel of [`mk_portable`] (`ncols ≤ NR`).
+/// One panel of [`mk_portable`] (`m ≤ MR`, `ncols ≤ NR`).
 ///
 /// # Safety
-/// As [`mk_portable`] with `ncols ≤ NR`.
+/// As [`mk_portable`] for one micro-panel and `ncols ≤ NR`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn panel_portable<F: Real, const NR: usize>(
@@ -156,9 +184,26 @@ unsafe fn panel_portable<F: Real, const NR: usize>(
 /// for `j` in order — the portable version's operations, one lane per query.
 #[cfg(target_arch = "x86_64")]
 macro_rules! exp_cols_kernel {
-    ($feature:literal, $name:literal, $exp_cols:ident, $col_max:ident, $t:ty, $lanes:expr,
-     $exp:path, $load:ident, $set1:ident, $add:ident, $store:ident, $sub:ident, $mul:ident,
-     $max:ident) => {
+    ($feature:literal, $name:literal, $exp_cols:ident, $col_max:ident, $scale_cols:ident,
+     $t:ty, $lanes:expr, $exp:path, $load:ident, $set1:ident, $add:ident, $store:ident,
+     $sub:ident, $mul:ident, $max:ident) => {
+        /// See `Float::scale_cols` (one product per value, as the portable version).
+        ///
+        /// # Safety
+        #[doc = concat!("The CPU supports ", $name, "; `s` holds `rows × BQ` values, `a` `BQ`.")]
+        #[target_feature(enable = $feature)]
+        pub unsafe fn $scale_cols(s: &mut [$t], rows: usize, a: &[$t]) {
+            const BQ: usize = super::BQ;
+            assert!(s.len() >= rows * BQ && a.len() >= BQ);
+            for k in (0..BQ).step_by($lanes) {
+                let va = $load(a.as_ptr().add(k));
+                for j in 0..rows {
+                    let ptr = s.as_mut_ptr().add(j * BQ + k);
+                    $store(ptr, $mul($load(ptr), va));
+                }
+            }
+        }
+
         /// See `Float::col_max`: per block of lanes, `m ← max(s[j], m)` for `j` in order, where
         /// the instruction's `max(a, b)` is `a > b ? a : b` — the portable comparison exactly
         /// (NaN and signed zeros included).
@@ -206,18 +251,20 @@ macro_rules! exp_cols_kernel {
 /// `$lanes` values, with that type's intrinsics (`_ps` for f32, `_pd` for f64).
 #[cfg(target_arch = "x86_64")]
 macro_rules! avx2_kernels {
-    ($mk:ident, $panel:ident, $exp_cols:ident, $col_max:ident, $t:ty, $v:ty, $lanes:expr, $exp:path,
-     $zero:ident, $load:ident, $bcast:ident, $fmadd:ident, $add:ident, $store:ident,
+    ($mk:ident, $panel:ident, $exp_cols:ident, $col_max:ident, $scale_cols:ident, $t:ty, $v:ty,
+     $lanes:expr, $exp:path, $zero:ident, $load:ident, $bcast:ident, $fmadd:ident, $add:ident, $store:ident,
      $set1:ident, $sub:ident, $mul:ident, $max:ident) => {
-        /// AVX2 + FMA micro-kernel over every `2·lanes`-column panel `ncols` needs, in order.
+        /// AVX2 + FMA micro-kernel: each micro-panel of `m` rows (one, or two `sa` apart when
+        /// `m > MR`) over every `2·lanes`-column panel `ncols` needs, in order.
         ///
         /// # Safety
-        /// As `Float::mk` for one micro-panel (`m ≤ MR`), and the CPU supports AVX2 and FMA.
+        /// As `Float::micro_kernel`'s kernels, and the CPU supports AVX2 and FMA.
         #[allow(clippy::too_many_arguments)]
         #[target_feature(enable = "avx2,fma")]
         pub unsafe fn $mk(
             m: usize,
             a: *const $t,
+            sa: usize,
             b: *const $t,
             ldb: usize,
             t: usize,
@@ -227,16 +274,23 @@ macro_rules! avx2_kernels {
             add: bool,
         ) {
             const NR: usize = 2 * $lanes;
-            for q in (0..ncols).step_by(NR) {
-                let nc = NR.min(ncols - q);
-                $panel(m, a, b.add(q), ldb, t, c.add(q), ldc, nc, add);
+            const MR: usize = super::MR;
+            for (g, rows) in [(0, m.min(MR)), (1, m.saturating_sub(MR))] {
+                if rows == 0 {
+                    continue;
+                }
+                let (a, c) = (a.add(g * sa), c.add(g * MR * ldc));
+                for q in (0..ncols).step_by(NR) {
+                    let nc = NR.min(ncols - q);
+                    $panel(rows, a, b.add(q), ldb, t, c.add(q), ldc, nc, add);
+                }
             }
         }
 
-        /// One panel: `2·lanes` columns (two registers) per row.
+        /// One panel: `2·lanes` columns (two registers) per row of one micro-panel.
         ///
         /// # Safety
-        /// As `$mk` with `ncols ≤ 2·lanes`.
+        /// As `$mk` for one micro-panel (`m ≤ MR`) and `ncols ≤ 2·lanes`.
         #[allow(clippy::too_many_arguments)]
         #[inline]
         #[target_feature(enable = "avx2,fma")]
@@ -306,6 +360,7 @@ macro_rules! avx2_kernels {
             "AVX2 and FMA",
             $exp_cols,
             $col_max,
+            $scale_cols,
             $t,
             $lanes,
             $exp,
@@ -329,6 +384,7 @@ mod avx2 {
         panel_f32,
         exp_cols_f32,
         col_max_f32,
+        scale_cols_f32,
         f32,
         __m256,
         8,
@@ -349,6 +405,7 @@ mod avx2 {
         panel_f64,
         exp_cols_f64,
         col_max_f64,
+        scale_cols_f64,
         f64,
         __m256d,
         4,
@@ -371,17 +428,17 @@ mod avx2 {
 /// accumulators for `G` = 2: enough independent chains to keep both FMA pipes busy).
 #[cfg(target_arch = "x86_64")]
 macro_rules! avx512_kernels {
-    ($mk:ident, $panel:ident, $exp_cols:ident, $col_max:ident, $t:ty, $v:ty, $lanes:expr, $exp:path,
-     $zero:ident, $load:ident, $set1:ident, $fmadd:ident, $add:ident, $store:ident,
+    ($mk:ident, $panel:ident, $exp_cols:ident, $col_max:ident, $scale_cols:ident, $t:ty, $v:ty,
+     $lanes:expr, $exp:path, $zero:ident, $load:ident, $set1:ident, $fmadd:ident, $add:ident, $store:ident,
      $sub:ident, $mul:ident, $max:ident) => {
-        /// AVX-512F micro-kernel over `G` micro-panels (`a`, and `a + sa` for `G` = 2) and every
-        /// `lanes`-column panel `ncols` needs, in order.
+        /// AVX-512F micro-kernel: `m` rows (12 accumulators over two micro-panels `sa` apart
+        /// when `m > MR`) over every `lanes`-column panel `ncols` needs, in order.
         ///
         /// # Safety
-        /// As `Float::mk` with `m ≤ G·MR`, and the CPU supports AVX-512F.
+        /// As `Float::micro_kernel`'s kernels, and the CPU supports AVX-512F.
         #[allow(clippy::too_many_arguments)]
         #[target_feature(enable = "avx512f")]
-        pub unsafe fn $mk<const G: usize>(
+        pub unsafe fn $mk(
             m: usize,
             a: *const $t,
             sa: usize,
@@ -395,7 +452,11 @@ macro_rules! avx512_kernels {
         ) {
             for q in (0..ncols).step_by($lanes) {
                 let nc = ($lanes as usize).min(ncols - q);
-                $panel::<G>(m, a, sa, b.add(q), ldb, t, c.add(q), ldc, nc, add);
+                if m > super::MR {
+                    $panel::<2>(m, a, sa, b.add(q), ldb, t, c.add(q), ldc, nc, add);
+                } else {
+                    $panel::<1>(m, a, sa, b.add(q), ldb, t, c.add(q), ldc, nc, add);
+                }
             }
         }
 
@@ -461,8 +522,21 @@ macro_rules! avx512_kernels {
         }
 
         exp_cols_kernel!(
-            "avx512f", "AVX-512F", $exp_cols, $col_max, $t, $lanes, $exp, $load, $set1, $add,
-            $store, $sub, $mul, $max
+            "avx512f",
+            "AVX-512F",
+            $exp_cols,
+            $col_max,
+            $scale_cols,
+            $t,
+            $lanes,
+            $exp,
+            $load,
+            $set1,
+            $add,
+            $store,
+            $sub,
+            $mul,
+            $max
         );
     };
 }
@@ -476,6 +550,7 @@ mod avx512 {
         panel_f32,
         exp_cols_f32,
         col_max_f32,
+        scale_cols_f32,
         f32,
         __m512,
         16,
@@ -495,6 +570,7 @@ mod avx512 {
         panel_f64,
         exp_cols_f64,
         col_max_f64,
+        scale_cols_f64,
         f64,
         __m512d,
         8,
@@ -523,8 +599,8 @@ fn exp_cols_portable<F: Real>(s: &mut [F], rows: usize, m: &[F], c: F, sum: &mut
 /// `Float` for one type: its panel width, scalar operations, the AVX2 kernels where the CPU
 /// has them (else the portable ones, which return the same bits) and its thread's scratch.
 macro_rules! float_impl {
-    ($t:ty, $nr:expr, $vexp:path, $mk:ident, $exp_cols:ident, $col_max:ident, $scratch:ident,
-     $workspace:ident) => {
+    ($t:ty, $nr:expr, $vexp:path, $mk:ident, $exp_cols:ident, $col_max:ident,
+     $scale_cols:ident, $scratch:ident, $workspace:ident) => {
         impl Float for $t {
             const NR: usize = $nr;
             #[inline]
@@ -542,46 +618,16 @@ macro_rules! float_impl {
                     MR
                 }
             }
-            unsafe fn mk(
-                m: usize,
-                a: *const $t,
-                sa: usize,
-                b: *const $t,
-                ldb: usize,
-                t: usize,
-                c: *mut $t,
-                ldc: usize,
-                ncols: usize,
-                add: bool,
-            ) {
+            fn micro_kernel() -> crate::float::MicroKernel<$t> {
                 #[cfg(target_arch = "x86_64")]
                 if has_avx512() {
-                    // SAFETY: AVX-512F detected; bounds are the caller's contract (the second
-                    // micro-panel is read only when m > MR).
-                    return unsafe {
-                        if m > MR {
-                            avx512::$mk::<2>(m, a, sa, b, ldb, t, c, ldc, ncols, add)
-                        } else {
-                            avx512::$mk::<1>(m, a, sa, b, ldb, t, c, ldc, ncols, add)
-                        }
-                    };
+                    return avx512::$mk;
                 }
-                // One micro-panel per call: rows past MR (if the caller sized its calls for
-                // AVX-512) go in a second call.
-                let one = |m: usize, a: *const $t, c: *mut $t| {
-                    #[cfg(target_arch = "x86_64")]
-                    if has_avx2_fma() {
-                        // SAFETY: AVX2 and FMA detected; bounds are the caller's contract.
-                        return unsafe { avx2::$mk(m, a, b, ldb, t, c, ldc, ncols, add) };
-                    }
-                    // SAFETY: the caller's contract.
-                    unsafe { mk_portable::<$t, $nr>(m, a, b, ldb, t, c, ldc, ncols, add) }
-                };
-                one(m.min(MR), a, c);
-                if m > MR {
-                    // SAFETY: m > MR rows: the caller's contract covers a + sa and c's rows ≥ MR.
-                    one(m - MR, unsafe { a.add(sa) }, unsafe { c.add(MR * ldc) });
+                #[cfg(target_arch = "x86_64")]
+                if has_avx2_fma() {
+                    return avx2::$mk;
                 }
+                mk_portable::<$t, $nr>
             }
             fn exp_cols(s: &mut [$t], rows: usize, m: &[$t], c: $t, sum: &mut [$t]) {
                 #[cfg(target_arch = "x86_64")]
@@ -609,6 +655,19 @@ macro_rules! float_impl {
                 }
                 col_max_portable(s, rows, m)
             }
+            fn scale_cols(s: &mut [$t], rows: usize, a: &[$t]) {
+                #[cfg(target_arch = "x86_64")]
+                if has_avx512() {
+                    // SAFETY: AVX-512F detected; the lengths are asserted inside.
+                    return unsafe { avx512::$scale_cols(s, rows, a) };
+                }
+                #[cfg(target_arch = "x86_64")]
+                if has_avx2_fma() {
+                    // SAFETY: AVX2 and FMA detected; the lengths are asserted inside.
+                    return unsafe { avx2::$scale_cols(s, rows, a) };
+                }
+                scale_cols_portable(s, rows, a)
+            }
             fn with_scratch<R>(f: impl FnOnce(&mut Scratch<$t>) -> R) -> R {
                 $scratch.with(|c| f(&mut c.borrow_mut()))
             }
@@ -626,6 +685,7 @@ float_impl!(
     mk_f32,
     exp_cols_f32,
     col_max_f32,
+    scale_cols_f32,
     SCRATCH_F32,
     WORKSPACE_F32
 );
@@ -636,6 +696,7 @@ float_impl!(
     mk_f64,
     exp_cols_f64,
     col_max_f64,
+    scale_cols_f64,
     SCRATCH_F64,
     WORKSPACE_F64
 );
@@ -759,24 +820,38 @@ fn gemm<F: Real>(
     );
     // Rows per call: one micro-panel, or two where the CPU has the registers for them.
     let per_call = F::rows_per_call();
-    for g in (0..groups).step_by(per_call / MR) {
-        let mr = per_call.min(rows - g * MR);
-        // SAFETY: the asserts above: groups g, g + 1 (when mr > MR) of A have t·MR entries
-        // at g·sa, B rows p < t hold `panels·NR` columns, and C rows g·MR..g·MR+mr hold
-        // `ncols` columns.
-        unsafe {
-            F::mk(
-                mr,
-                ap.as_ptr().add(g * sa),
-                sa,
-                b.as_ptr(),
-                ldb,
-                t,
-                c.as_mut_ptr().add(g * MR * ldc),
-                ldc,
-                ncols,
-                add,
-            );
+    let mk = F::micro_kernel();
+    // Where `B` fits in L1, each call takes every column panel for its rows (its micro-panels
+    // of A stay in L1 across them); else panel by panel, all rows for one panel of B before the
+    // next (that panel stays in L1, A streams from L2). Every entry of C is the same FMA chain
+    // either way: the order changes which products run first, not any result.
+    let b_bytes = t * panels * nr * std::mem::size_of::<F>();
+    let (step, width) = if b_bytes <= L1_B_BYTES {
+        (panels * nr, ncols)
+    } else {
+        (nr, nr)
+    };
+    for q in (0..panels * nr).step_by(step.max(1)) {
+        let nc = width.min(ncols - q);
+        for g in (0..groups).step_by(per_call / MR) {
+            let mr = per_call.min(rows - g * MR);
+            // SAFETY: the asserts above: groups g, g + 1 (when mr > MR) of A have t·MR entries
+            // at g·sa, B rows p < t hold `panels·NR` columns (q + nc of them from q), and C rows
+            // g·MR..g·MR+mr hold `ncols` columns (q..q + nc written).
+            unsafe {
+                mk(
+                    mr,
+                    ap.as_ptr().add(g * sa),
+                    sa,
+                    b.as_ptr().add(q),
+                    ldb,
+                    t,
+                    c.as_mut_ptr().add(g * MR * ldc + q),
+                    ldc,
+                    nc,
+                    add,
+                );
+            }
         }
     }
 }
@@ -887,6 +962,15 @@ impl<F: Real> Head<'_, F> {
     }
 }
 
+/// Per lane: `s[j, i] ← s[j, i]·a[i]` over the `rows × BQ` block `s` (`Float::scale_cols`).
+fn scale_cols_portable<F: Real>(s: &mut [F], rows: usize, a: &[F]) {
+    for row in s[..rows * BQ].chunks_exact_mut(BQ) {
+        for (x, &ai) in row.iter_mut().zip(a) {
+            *x = *x * ai;
+        }
+    }
+}
+
 /// Per lane: `m[i] ← max(m[i], max_j s[j, i])` over the `rows × BQ` block `s` (the definition
 /// `Float::col_max`'s SIMD versions reproduce).
 fn col_max_portable<F: Real>(s: &[F], rows: usize, m: &mut [F]) {
@@ -904,7 +988,7 @@ fn col_max_portable<F: Real>(s: &[F], rows: usize, m: &mut [F]) {
 pub(crate) fn forward_tile<F: Real>(h: &Head<'_, F>, i0: usize, i1: usize, o: &mut [F]) {
     F::with_scratch(|s| {
         let qt = sized(&mut s.qt, h.dk * BQ);
-        let st = sized(&mut s.st, BK * BQ);
+        let st = sized(&mut s.st, key_block::<F>(h.n) * BQ);
         let ot = sized(&mut s.ot, h.dv * BQ);
         ot.fill(F::zero());
         h.qt(i0, i1, qt);
@@ -929,9 +1013,10 @@ fn forward_tile_in<F: Real>(
     let mut l = [F::zero(); BQ];
     let mut lb = [F::zero(); BQ];
     let kend = h.key_end(i1);
+    let bk = key_block::<F>(h.n);
     let mut j0 = 0;
     while j0 < kend {
-        let jn = BK.min(kend - j0);
+        let jn = bk.min(kend - j0);
         h.scores_t(qt, i0, j0, jn, st);
         m_new.copy_from_slice(&m);
         F::col_max(st, jn, &mut m_new);
@@ -964,11 +1049,7 @@ fn forward_tile_in<F: Real>(
             };
         }
         if rescale {
-            for row in ot.chunks_exact_mut(BQ) {
-                for (x, &a) in row.iter_mut().zip(&alpha) {
-                    *x = *x * a;
-                }
-            }
+            F::scale_cols(ot, h.dv, &alpha);
         }
         m = m_new;
         h.times_v(st, j0, jn, ot, true);

@@ -655,24 +655,24 @@ fn fused_forward<F: Real>(
         }
     }
     let has_hook = qk.is_some();
-    // Heads in parallel when there are several; one head's packing split into chunks of
-    // micro-panels instead (`within`).
+    // One parallel phase: heads in parallel when there are several, one head's packing split
+    // into chunks of micro-panels instead (`within`, nested in the pool).
     let pack = |within: bool, (hd, (kb, vb)): (usize, (&mut [F], &mut [F]))| {
         if !has_hook {
             kernel::pack_a_par(kv.slice(s![.., hd * dk..(hd + 1) * dk]), kb, within);
         }
         kernel::pack_a_par(vv.slice(s![.., hd * dv..(hd + 1) * dv]).t(), vb, within);
     };
-    if parallel && heads > 1 {
+    if parallel {
         kp.par_chunks_mut(klen)
             .zip(vtp.par_chunks_mut(vlen))
             .enumerate()
-            .for_each(|job| pack(false, job));
+            .for_each(|job| pack(heads == 1, job));
     } else {
         kp.chunks_mut(klen)
             .zip(vtp.chunks_mut(vlen))
             .enumerate()
-            .for_each(|job| pack(parallel, job));
+            .for_each(|job| pack(false, job));
     }
     let inv_scale = F::one() / F::from_f64(dk as f64).sqrt();
     let (kp, vtp, hooked) = (&*kp, &*vtp, &*hooked);
@@ -1458,17 +1458,22 @@ mod tests {
         let l64 = Attention::single(g.randn(11, 11), g.randn(11, 11), g.randn(11, 5), Mask::None)
             .unwrap();
         let x64 = g.randn(250, 11);
-        let simd = (
-            bits(&layer.forward_output_only(x.view()).unwrap()),
-            bits(&layer.forward(x.view()).unwrap().weights[1]),
-            bits(&l64.forward_output_only(x64.view()).unwrap()),
-        );
+        // Longer than one key block (n > 258): blocks of 132 (f32) and 66 (f64), the running
+        // maximum rescaled, products whose B does not fit in L1 run panel by panel.
+        let (long, xl) = random_f32_layer(700, 16, Mask::None, 10);
+        let xl64 = g.randn(400, 11);
+        let run = || {
+            (
+                bits(&layer.forward_output_only(x.view()).unwrap()),
+                bits(&layer.forward(x.view()).unwrap().weights[1]),
+                bits(&l64.forward_output_only(x64.view()).unwrap()),
+                bits(&long.forward_output_only(xl.view()).unwrap()),
+                bits(&l64.forward_output_only(xl64.view()).unwrap()),
+            )
+        };
+        let simd = run();
         kernel::FORCE_PORTABLE.store(true, std::sync::atomic::Ordering::Relaxed);
-        let portable = (
-            bits(&layer.forward_output_only(x.view()).unwrap()),
-            bits(&layer.forward(x.view()).unwrap().weights[1]),
-            bits(&l64.forward_output_only(x64.view()).unwrap()),
-        );
+        let portable = run();
         kernel::FORCE_PORTABLE.store(false, std::sync::atomic::Ordering::Relaxed);
         assert!(simd == portable, "portable and SIMD kernels disagree");
     }
