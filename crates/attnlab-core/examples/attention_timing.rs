@@ -18,8 +18,13 @@ use attnlab_core::Real;
 use ndarray::Array2;
 use ndarray_npy::{ReadableElement, WritableElement};
 
-/// Untimed calls before the timed ones (n ≤ 1024; one above).
-const WARM_CALLS: usize = 4;
+/// Seconds of untimed calls before the timed ones (at least one call). bench/compare times
+/// numpy and torch inside one long-lived process, warmed at each shape and once more before
+/// every timed call; this process is new (its thread pool just spawned, its buffers not yet
+/// touched, the other core possibly idle), and at (256, 64) its first few hundred calls run
+/// up to 2× slower than the steady state the Python process is measured in. A tenth of a
+/// second of calls puts it in that steady state too (one call above (4096, 128)).
+const WARM_S: f64 = 0.1;
 
 fn load<T: ReadableElement>(dir: &Path, name: &str) -> Array2<T> {
     ndarray_npy::read_npy(dir.join(name)).unwrap_or_else(|e| {
@@ -60,14 +65,13 @@ fn run<T: Real + ReadableElement + WritableElement>(
             }
         }
     };
+    let warm = Instant::now();
     let first = call();
     if let Some(path) = out {
         ndarray_npy::write_npy(path, &first).expect("write output");
     }
-    // Warm-up calls: bench/compare warms numpy and torch with 3 calls at each shape (and one
-    // more before every timed call) inside a long-lived process; this process is new, so it gets
-    // as many before its timed calls where a call is short enough for that to matter.
-    for _ in 1..WARM_CALLS.min(if x.nrows() <= 1024 { WARM_CALLS } else { 1 }) {
+    // Warm-up calls (see `WARM_S`); the first call above counts.
+    while warm.elapsed().as_secs_f64() < WARM_S {
         std::hint::black_box(call());
     }
     (0..reps)

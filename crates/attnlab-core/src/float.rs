@@ -37,15 +37,16 @@ pub trait Float: Copy + Sized + 'static {
     /// up here, not at every call).
     fn micro_kernel() -> MicroKernel<Self>;
     /// For each row `j` of `s` (`rows × BQ`, row-major, `BQ` the kernel's queries per tile) and
-    /// lane `i < BQ`:
+    /// lane `i < lanes` (a multiple of `NR`, at most `BQ`):
     /// `s[j, i] ← exp((s[j, i] − m[i])·c)` and `sum[i] ← sum[i] + s[j, i]`, rows in order.
-    fn exp_cols(s: &mut [Self], rows: usize, m: &[Self], c: Self, sum: &mut [Self]);
-    /// For each lane `i < BQ` of `s` (`rows × BQ`, row-major): `m[i] ← s[j, i]` whenever
+    fn exp_cols(s: &mut [Self], rows: usize, lanes: usize, m: &[Self], c: Self, sum: &mut [Self]);
+    /// For each lane `i < lanes` of `s` (`rows × BQ`, row-major): `m[i] ← s[j, i]` whenever
     /// `s[j, i] > m[i]`, rows in order (a NaN never replaces `m[i]`; `+0` does not replace `−0`).
-    fn col_max(s: &[Self], rows: usize, m: &mut [Self]);
-    /// For each row `j` of `s` (`rows × BQ`, row-major) and lane `i < BQ`: `s[j, i] ← s[j, i]·a[i]`
-    /// (one correctly rounded product each: the same bits in every instruction set).
-    fn scale_cols(s: &mut [Self], rows: usize, a: &[Self]);
+    fn col_max(s: &[Self], rows: usize, lanes: usize, m: &mut [Self]);
+    /// For each row `j` of `s` (`rows × BQ`, row-major) and lane `i < lanes`:
+    /// `s[j, i] ← s[j, i]·a[i]` (one correctly rounded product each: the same bits in every
+    /// instruction set).
+    fn scale_cols(s: &mut [Self], rows: usize, lanes: usize, a: &[Self]);
     /// Runs `f` with this thread's [`Scratch`] (grown on first use and kept, so repeated
     /// forwards allocate nothing for their tiles). `f` must not re-enter it (no rayon inside).
     fn with_scratch<R>(f: impl FnOnce(&mut Scratch<Self>) -> R) -> R;

@@ -56,6 +56,33 @@ pub(crate) fn key_block<F>(n: usize) -> usize {
     (fit / MR * MR).max(MR)
 }
 
+/// Queries per tile for `nq` queries shared by `threads`: [`BQ`], or 32 or 16 where that
+/// splits the queries more evenly. The tasks are tiles of whole panels (a short last tile costs
+/// its queries rounded up to a panel); with `threads` taking contiguous runs of tiles, the
+/// busiest takes the first `⌈tiles/threads⌉`. A narrower tile is chosen only if it gives the
+/// busiest thread at least 3 % fewer queries than `BQ` (narrower tiles stream the keys and
+/// values once more per query): at (256, 64) on two threads, 4 tiles of 32 each instead of
+/// 3 of 48 against 2 of 48 and one of 16. Any choice gives the same bits (a row's result does
+/// not depend on its tile).
+pub(crate) fn tile_rows(nq: usize, threads: usize) -> usize {
+    let busiest = |w: usize| {
+        let tiles = nq.div_ceil(w);
+        let first = tiles.div_ceil(threads.max(1));
+        if first == tiles {
+            // The busiest runs the short last tile too (rounded up to 16 lanes).
+            (tiles - 1) * w + (nq - (tiles - 1) * w).next_multiple_of(16)
+        } else {
+            first * w
+        }
+    };
+    let whole = busiest(BQ);
+    [32, 16]
+        .into_iter()
+        .filter(|&w| busiest(w) * 100 <= whole * 97)
+        .min_by_key(|&w| (busiest(w), std::cmp::Reverse(w)))
+        .unwrap_or(BQ)
+}
+
 thread_local! {
     static SCRATCH_F32: std::cell::RefCell<Scratch<f32>> = std::cell::RefCell::new(Scratch::default());
     static SCRATCH_F64: std::cell::RefCell<Scratch<f64>> = std::cell::RefCell::new(Scratch::default());
@@ -180,7 +207,7 @@ unsafe fn panel_portable<F: Real, const NR: usize>(
 }
 
 /// `Float::exp_cols` for one float type and instruction set (`$feature`, `$lanes` values per
-/// register): per block of lanes, `s[j, k] ← exp((s[j, k] − m[k])·c)` and `sum[k] += s[j, k]`
+/// register; the `lanes` argument a multiple of it): per block of lanes, `s[j, k] ← exp((s[j, k] − m[k])·c)` and `sum[k] += s[j, k]`
 /// for `j` in order — the portable version's operations, one lane per query.
 #[cfg(target_arch = "x86_64")]
 macro_rules! exp_cols_kernel {
@@ -192,10 +219,10 @@ macro_rules! exp_cols_kernel {
         /// # Safety
         #[doc = concat!("The CPU supports ", $name, "; `s` holds `rows × BQ` values, `a` `BQ`.")]
         #[target_feature(enable = $feature)]
-        pub unsafe fn $scale_cols(s: &mut [$t], rows: usize, a: &[$t]) {
+        pub unsafe fn $scale_cols(s: &mut [$t], rows: usize, lanes: usize, a: &[$t]) {
             const BQ: usize = super::BQ;
-            assert!(s.len() >= rows * BQ && a.len() >= BQ);
-            for k in (0..BQ).step_by($lanes) {
+            assert!(s.len() >= rows * BQ && a.len() >= BQ && lanes <= BQ);
+            for k in (0..lanes).step_by($lanes) {
                 let va = $load(a.as_ptr().add(k));
                 for j in 0..rows {
                     let ptr = s.as_mut_ptr().add(j * BQ + k);
@@ -211,10 +238,10 @@ macro_rules! exp_cols_kernel {
         /// # Safety
         #[doc = concat!("The CPU supports ", $name, "; `s` holds `rows × BQ` values, `m` `BQ`.")]
         #[target_feature(enable = $feature)]
-        pub unsafe fn $col_max(s: &[$t], rows: usize, m: &mut [$t]) {
+        pub unsafe fn $col_max(s: &[$t], rows: usize, lanes: usize, m: &mut [$t]) {
             const BQ: usize = super::BQ;
-            assert!(s.len() >= rows * BQ && m.len() >= BQ);
-            for k in (0..BQ).step_by($lanes) {
+            assert!(s.len() >= rows * BQ && m.len() >= BQ && lanes <= BQ);
+            for k in (0..lanes).step_by($lanes) {
                 let mut acc = $load(m.as_ptr().add(k));
                 for j in 0..rows {
                     acc = $max($load(s.as_ptr().add(j * BQ + k)), acc);
@@ -228,11 +255,18 @@ macro_rules! exp_cols_kernel {
         /// # Safety
         #[doc = concat!("The CPU supports ", $name, "; `s` holds `rows × BQ` values, `m` and `sum` `BQ`.")]
         #[target_feature(enable = $feature)]
-        pub unsafe fn $exp_cols(s: &mut [$t], rows: usize, m: &[$t], c: $t, sum: &mut [$t]) {
+        pub unsafe fn $exp_cols(
+            s: &mut [$t],
+            rows: usize,
+            lanes: usize,
+            m: &[$t],
+            c: $t,
+            sum: &mut [$t],
+        ) {
             const BQ: usize = super::BQ;
-            assert!(s.len() >= rows * BQ && m.len() >= BQ && sum.len() >= BQ);
+            assert!(s.len() >= rows * BQ && m.len() >= BQ && sum.len() >= BQ && lanes <= BQ);
             let vc = $set1(c);
-            for k in (0..BQ).step_by($lanes) {
+            for k in (0..lanes).step_by($lanes) {
                 let vm = $load(m.as_ptr().add(k));
                 let mut acc = $load(sum.as_ptr().add(k));
                 for j in 0..rows {
@@ -587,13 +621,41 @@ mod avx512 {
     );
 }
 
-fn exp_cols_portable<F: Real>(s: &mut [F], rows: usize, m: &[F], c: F, sum: &mut [F]) {
+fn exp_cols_portable<F: Real>(
+    s: &mut [F],
+    rows: usize,
+    lanes: usize,
+    m: &[F],
+    c: F,
+    sum: &mut [F],
+) {
     for row in s[..rows * BQ].chunks_exact_mut(BQ) {
-        for ((x, &mi), si) in row.iter_mut().zip(m).zip(sum.iter_mut()) {
+        for ((x, &mi), si) in row[..lanes].iter_mut().zip(m).zip(sum.iter_mut()) {
             *x = F::vexp((*x - mi) * c);
             *si = *si + *x;
         }
     }
+}
+
+/// One lane-wise operation (`Float::exp_cols`, `col_max`, `scale_cols`) with the fastest
+/// instruction set this CPU has: the AVX-512F version, else AVX2 + FMA, else the portable
+/// definition (all the same bits). `lanes` must be a multiple of `NR` (checked here: the SIMD
+/// versions step through whole registers).
+macro_rules! lane_op {
+    ($simd:ident, $portable:ident, $s:expr, $rows:expr, $lanes:expr $(, $arg:expr)*) => {{
+        assert!($lanes.is_multiple_of(<Self as Float>::NR), "lanes must be whole panels");
+        #[cfg(target_arch = "x86_64")]
+        if has_avx512() {
+            // SAFETY: AVX-512F detected; the lengths are asserted inside.
+            return unsafe { avx512::$simd($s, $rows, $lanes $(, $arg)*) };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if has_avx2_fma() {
+            // SAFETY: AVX2 and FMA detected; the lengths are asserted inside.
+            return unsafe { avx2::$simd($s, $rows, $lanes $(, $arg)*) };
+        }
+        $portable($s, $rows, $lanes $(, $arg)*)
+    }};
 }
 
 /// `Float` for one type: its panel width, scalar operations, the AVX2 kernels where the CPU
@@ -629,44 +691,14 @@ macro_rules! float_impl {
                 }
                 mk_portable::<$t, $nr>
             }
-            fn exp_cols(s: &mut [$t], rows: usize, m: &[$t], c: $t, sum: &mut [$t]) {
-                #[cfg(target_arch = "x86_64")]
-                if has_avx512() {
-                    // SAFETY: AVX-512F detected; the lengths are asserted inside.
-                    return unsafe { avx512::$exp_cols(s, rows, m, c, sum) };
-                }
-                #[cfg(target_arch = "x86_64")]
-                if has_avx2_fma() {
-                    // SAFETY: AVX2 and FMA detected; the lengths are asserted inside.
-                    return unsafe { avx2::$exp_cols(s, rows, m, c, sum) };
-                }
-                exp_cols_portable(s, rows, m, c, sum)
+            fn exp_cols(s: &mut [$t], rows: usize, lanes: usize, m: &[$t], c: $t, sum: &mut [$t]) {
+                lane_op!($exp_cols, exp_cols_portable, s, rows, lanes, m, c, sum)
             }
-            fn col_max(s: &[$t], rows: usize, m: &mut [$t]) {
-                #[cfg(target_arch = "x86_64")]
-                if has_avx512() {
-                    // SAFETY: AVX-512F detected; the lengths are asserted inside.
-                    return unsafe { avx512::$col_max(s, rows, m) };
-                }
-                #[cfg(target_arch = "x86_64")]
-                if has_avx2_fma() {
-                    // SAFETY: AVX2 and FMA detected; the lengths are asserted inside.
-                    return unsafe { avx2::$col_max(s, rows, m) };
-                }
-                col_max_portable(s, rows, m)
+            fn col_max(s: &[$t], rows: usize, lanes: usize, m: &mut [$t]) {
+                lane_op!($col_max, col_max_portable, s, rows, lanes, m)
             }
-            fn scale_cols(s: &mut [$t], rows: usize, a: &[$t]) {
-                #[cfg(target_arch = "x86_64")]
-                if has_avx512() {
-                    // SAFETY: AVX-512F detected; the lengths are asserted inside.
-                    return unsafe { avx512::$scale_cols(s, rows, a) };
-                }
-                #[cfg(target_arch = "x86_64")]
-                if has_avx2_fma() {
-                    // SAFETY: AVX2 and FMA detected; the lengths are asserted inside.
-                    return unsafe { avx2::$scale_cols(s, rows, a) };
-                }
-                scale_cols_portable(s, rows, a)
+            fn scale_cols(s: &mut [$t], rows: usize, lanes: usize, a: &[$t]) {
+                lane_op!($scale_cols, scale_cols_portable, s, rows, lanes, a)
             }
             fn with_scratch<R>(f: impl FnOnce(&mut Scratch<$t>) -> R) -> R {
                 $scratch.with(|c| f(&mut c.borrow_mut()))
@@ -928,11 +960,12 @@ impl<F: Real> Head<'_, F> {
     }
 
     /// `Sᵀ[jj, r] = Σ_p K[j0 + jj, p]·Q[i0 + r, p]` for `jj < jn` (`j0` a multiple of [`MR`]) and
-    /// all `BQ` lanes, into `st` (`jn × BQ` row-major); causal entries `j > i` become −∞.
-    fn scores_t(&self, qt: &[F], i0: usize, j0: usize, jn: usize, st: &mut [F]) {
+    /// lanes `r < lanes`, into `st` (`jn × BQ` row-major); causal entries `j > i` become −∞.
+    #[allow(clippy::too_many_arguments)]
+    fn scores_t(&self, qt: &[F], i0: usize, lanes: usize, j0: usize, jn: usize, st: &mut [F]) {
         debug_assert!(j0.is_multiple_of(MR));
         let kp = &self.kp[j0 * self.dk..];
-        gemm(kp, self.dk * MR, jn, self.dk, qt, BQ, st, BQ, BQ, false);
+        gemm(kp, self.dk * MR, jn, self.dk, qt, BQ, st, BQ, lanes, false);
         if self.causal && j0 + jn > i0 + 1 {
             let neg_inf = F::from_f64(f64::NEG_INFINITY);
             for jj in 0..jn {
@@ -944,12 +977,13 @@ impl<F: Real> Head<'_, F> {
         }
     }
 
-    /// `Oᵀ[c, r] (+)= Σ_{jj<jn} V[j0 + jj, c]·P[jj, r]` for `c < dv` and all `BQ` lanes, with `P`
-    /// given as `jn × BQ` row-major; `Oᵀ` is `dv × BQ` row-major.
-    fn times_v(&self, p: &[F], j0: usize, jn: usize, ot: &mut [F], add: bool) {
+    /// `Oᵀ[c, r] (+)= Σ_{jj<jn} V[j0 + jj, c]·P[jj, r]` for `c < dv` and lanes `r < lanes`, with
+    /// `P` given as `jn × BQ` row-major; `Oᵀ` is `dv × BQ` row-major.
+    #[allow(clippy::too_many_arguments)]
+    fn times_v(&self, p: &[F], lanes: usize, j0: usize, jn: usize, ot: &mut [F], add: bool) {
         // Vᵀ's micro-panels hold all n keys (n·MR apart); the block's keys start at j0.
         let a = &self.vtp[j0 * MR..];
-        gemm(a, self.n * MR, self.dv, jn, p, BQ, ot, BQ, BQ, add);
+        gemm(a, self.n * MR, self.dv, jn, p, BQ, ot, BQ, lanes, add);
     }
 
     /// Keys query rows `i0..i1` need: all n, or `0..i1` under the causal mask.
@@ -963,9 +997,9 @@ impl<F: Real> Head<'_, F> {
 }
 
 /// Per lane: `s[j, i] ← s[j, i]·a[i]` over the `rows × BQ` block `s` (`Float::scale_cols`).
-fn scale_cols_portable<F: Real>(s: &mut [F], rows: usize, a: &[F]) {
+fn scale_cols_portable<F: Real>(s: &mut [F], rows: usize, lanes: usize, a: &[F]) {
     for row in s[..rows * BQ].chunks_exact_mut(BQ) {
-        for (x, &ai) in row.iter_mut().zip(a) {
+        for (x, &ai) in row[..lanes].iter_mut().zip(a) {
             *x = *x * ai;
         }
     }
@@ -973,9 +1007,9 @@ fn scale_cols_portable<F: Real>(s: &mut [F], rows: usize, a: &[F]) {
 
 /// Per lane: `m[i] ← max(m[i], max_j s[j, i])` over the `rows × BQ` block `s` (the definition
 /// `Float::col_max`'s SIMD versions reproduce).
-fn col_max_portable<F: Real>(s: &[F], rows: usize, m: &mut [F]) {
+fn col_max_portable<F: Real>(s: &[F], rows: usize, lanes: usize, m: &mut [F]) {
     for row in s[..rows * BQ].chunks_exact(BQ) {
-        for (mi, &x) in m.iter_mut().zip(row) {
+        for (mi, &x) in m.iter_mut().zip(&row[..lanes]) {
             if x > *mi {
                 *mi = x;
             }
@@ -1007,6 +1041,9 @@ fn forward_tile_in<F: Real>(
     ot: &mut [F],
 ) {
     let rows = i1 - i0;
+    // The lanes computed: the tile's queries rounded up to whole panels (a short last tile
+    // costs its own width, not BQ's).
+    let lanes = rows.next_multiple_of(F::NR);
     let neg_inf = F::from_f64(f64::NEG_INFINITY);
     let mut m = [neg_inf; BQ];
     let mut m_new = [neg_inf; BQ];
@@ -1017,9 +1054,9 @@ fn forward_tile_in<F: Real>(
     let mut j0 = 0;
     while j0 < kend {
         let jn = bk.min(kend - j0);
-        h.scores_t(qt, i0, j0, jn, st);
+        h.scores_t(qt, i0, lanes, j0, jn, st);
         m_new.copy_from_slice(&m);
-        F::col_max(st, jn, &mut m_new);
+        F::col_max(st, jn, lanes, &mut m_new);
         // A lane with nothing visible yet (impossible for the causal mask, whose first block
         // holds key 0) keeps m = −∞; exp(−∞ − (−∞)) would be NaN, so shift by 0 instead: its
         // scores are all −∞ and give exactly 0.
@@ -1031,7 +1068,7 @@ fn forward_tile_in<F: Real>(
             }
         });
         lb.fill(F::zero());
-        F::exp_cols(st, jn, &shift, h.inv_scale, &mut lb);
+        F::exp_cols(st, jn, lanes, &shift, h.inv_scale, &mut lb);
         let mut rescale = false;
         let alpha: [F; BQ] = std::array::from_fn(|r| {
             if m_new[r] == m[r] {
@@ -1049,16 +1086,16 @@ fn forward_tile_in<F: Real>(
             };
         }
         if rescale {
-            F::scale_cols(ot, h.dv, &alpha);
+            F::scale_cols(ot, h.dv, lanes, &alpha);
         }
         m = m_new;
-        h.times_v(st, j0, jn, ot, true);
+        h.times_v(st, lanes, j0, jn, ot, true);
         j0 += jn;
     }
     // O = (Oᵀ/l)ᵀ: every row of Oᵀ divided lane by lane (contiguous: vectorised), then
     // transposed (each entry the same single division as dividing it in place).
     for row in ot.chunks_exact_mut(BQ) {
-        for (x, &li) in row.iter_mut().zip(&l) {
+        for (x, &li) in row[..rows].iter_mut().zip(&l) {
             *x = *x / li;
         }
     }
@@ -1080,6 +1117,7 @@ pub(crate) fn weights_tile<F: Real>(
     o: &mut [F],
 ) {
     let rows = i1 - i0;
+    let lanes = rows.next_multiple_of(F::NR);
     let n = h.n;
     let kend = h.key_end(i1);
     F::with_scratch(|s| {
@@ -1087,13 +1125,13 @@ pub(crate) fn weights_tile<F: Real>(
         let st = sized(&mut s.st, kend.div_ceil(MR) * MR * BQ);
         let ot = sized(&mut s.ot, h.dv * BQ);
         h.qt(i0, i1, qt);
-        h.scores_t(qt, i0, 0, kend, st);
+        h.scores_t(qt, i0, lanes, 0, kend, st);
         let mut m = [F::from_f64(f64::NEG_INFINITY); BQ];
-        F::col_max(st, kend, &mut m);
+        F::col_max(st, kend, lanes, &mut m);
         let mut l = [F::zero(); BQ];
-        F::exp_cols(st, kend, &m, h.inv_scale, &mut l);
+        F::exp_cols(st, kend, lanes, &m, h.inv_scale, &mut l);
         for row in st[..kend * BQ].chunks_exact_mut(BQ) {
-            for (x, &li) in row.iter_mut().zip(&l) {
+            for (x, &li) in row[..lanes].iter_mut().zip(&l) {
                 *x = *x / li;
             }
         }
@@ -1112,7 +1150,7 @@ pub(crate) fn weights_tile<F: Real>(
                 }
             }
         }
-        h.times_v(st, 0, kend, ot, false);
+        h.times_v(st, lanes, 0, kend, ot, false);
         for c in 0..h.dv {
             for r in 0..rows {
                 o[r * h.dv + c] = ot[c * BQ + r];
@@ -1153,8 +1191,8 @@ mod tests {
                 .map(|k| F::from_f64(specials[(k * 3) % specials.len()]))
                 .collect();
             let (mut simd, mut portable) = (start.clone(), start);
-            F::col_max(&s, rows, &mut simd);
-            col_max_portable(&s, rows, &mut portable);
+            F::col_max(&s, rows, BQ, &mut simd);
+            col_max_portable(&s, rows, BQ, &mut portable);
             let b = |v: &[F]| v.iter().map(|&x| bits(x)).collect::<Vec<_>>();
             assert_eq!(b(&simd), b(&portable));
             let negative_zero = |x: &F| bits(*x) == bits(F::zero() * F::from_f64(-1.0));
@@ -1167,6 +1205,31 @@ mod tests {
         }
         run::<f32>(|x| u64::from(x.to_bits()));
         run::<f64>(f64::to_bits);
+    }
+
+    #[test]
+    fn tiles_narrow_only_where_they_balance_the_threads() {
+        // (256, 2 threads): 3 tiles of 48 on the busier thread (144 queries) against 4 of 32
+        // (128); (1024, 2): 11·48 = 528 against 16·32 = 512; (4096, 2): 43·48 = 2064 against
+        // 2048, under 3 % better, so 48 stays. One thread takes every tile, whatever their width.
+        assert_eq!(tile_rows(256, 2), 32);
+        assert_eq!(tile_rows(1024, 2), 32);
+        assert_eq!(tile_rows(4096, 2), BQ);
+        assert_eq!(
+            tile_rows(301, 2),
+            32,
+            "the size the bits-across-threads test runs"
+        );
+        for nq in [1, 16, 47, 48, 49, 256, 1000, 4096] {
+            assert_eq!(tile_rows(nq, 1), BQ, "nq {nq}");
+            for threads in [2, 3, 8] {
+                let w = tile_rows(nq, threads);
+                assert!(
+                    w <= BQ && w.is_multiple_of(16),
+                    "nq {nq} threads {threads}: {w}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -556,11 +556,12 @@ impl<T: Real> Attention<T> {
     }
 }
 
-/// Largest workspace (bytes of all its buffers) a thread keeps between calls: small and medium
-/// forwards, where allocating and first-touching the buffers cost as much as the attention
-/// (at (256, 64) about a fifth of the call), reuse it; a long sequence's buffers are freed with
-/// its call, so no memory outlives a request by more than this.
-const CACHED_WORKSPACE_BYTES: usize = 16 << 20;
+/// Largest workspace (bytes of all its buffers) a thread keeps between calls: forwards up to
+/// (8192, 128) f64 in one head (58 MB) reuse it. Allocating and first-touching the buffers
+/// cost a fifth of a (256, 64) call, and on this VM a sixth of a (4096, 128) f64 one (page
+/// faults: 105 against 125 ms on two threads, min of 5 alternating runs); a longer sequence's
+/// buffers are freed with its call, so no memory outlives a request by more than this.
+const CACHED_WORKSPACE_BYTES: usize = 64 << 20;
 
 /// Runs `f` with this thread's cached [`Workspace`] for `T` (`Float::with_workspace`), or a
 /// fresh one when it is in use (a query/key hook, or a rayon task stolen inside a forward,
@@ -711,10 +712,17 @@ fn fused_forward<F: Real>(
         causal: layer.mask == Mask::Causal,
         inv_scale,
     };
-    let ntiles = nq.div_ceil(kernel::BQ);
-    // Task (head, tile) writes its rows × dv block at (head·ntiles + tile)·BQ·dv of `tiles`
-    // (each head's part padded to whole tiles, so the chunks of BQ·dv are the tasks).
-    let span = ntiles * kernel::BQ;
+    // Queries per tile: BQ, or for one head fewer where that balances the threads (the same
+    // bits; several heads give the threads whole heads to share).
+    let tw = if parallel && heads == 1 {
+        kernel::tile_rows(nq, rayon::current_num_threads())
+    } else {
+        kernel::BQ
+    };
+    let ntiles = nq.div_ceil(tw);
+    // Task (head, tile) writes its rows × dv block at (head·ntiles + tile)·tw·dv of `tiles`
+    // (each head's part padded to whole tiles, so the chunks of tw·dv are the tasks).
+    let span = ntiles * tw;
     let tiles = buffer(tiles, heads * span * dv);
     match weights {
         Some(list) => {
@@ -724,14 +732,14 @@ fn fused_forward<F: Real>(
                 .zip(tiles.chunks_mut(span * dv))
                 .enumerate()
                 .flat_map(|(hd, (a, o))| {
-                    a.chunks_mut(kernel::BQ * n)
-                        .zip(o.chunks_mut(kernel::BQ * dv))
+                    a.chunks_mut(tw * n)
+                        .zip(o.chunks_mut(tw * dv))
                         .enumerate()
                         .map(move |(t, (ab, ob))| (hd, t, ab, ob))
                 })
                 .collect();
             let run = |(hd, t, ab, ob): (usize, usize, &mut [F], &mut [F])| {
-                let i0 = t * kernel::BQ;
+                let i0 = t * tw;
                 kernel::weights_tile(&head_op(hd), i0, i0 + ab.len() / n, ab, ob);
             };
             if parallel {
@@ -747,16 +755,13 @@ fn fused_forward<F: Real>(
         None => {
             let run = |(task, ob): (usize, &mut [F])| {
                 let (hd, t) = (task / ntiles, task % ntiles);
-                let i0 = t * kernel::BQ;
-                kernel::forward_tile(&head_op(hd), i0, (i0 + kernel::BQ).min(nq), ob);
+                let i0 = t * tw;
+                kernel::forward_tile(&head_op(hd), i0, (i0 + tw).min(nq), ob);
             };
             if parallel {
-                tiles
-                    .par_chunks_mut(kernel::BQ * dv)
-                    .enumerate()
-                    .for_each(run);
+                tiles.par_chunks_mut(tw * dv).enumerate().for_each(run);
             } else {
-                tiles.chunks_mut(kernel::BQ * dv).enumerate().for_each(run);
+                tiles.chunks_mut(tw * dv).enumerate().for_each(run);
             }
         }
     }
@@ -926,18 +931,24 @@ fn grouped_fused<F: Real>(
             inv_scale,
         }
     };
-    let ntiles = nq.div_ceil(kernel::BQ);
-    let mut tiles = vec![F::zero(); heads * nq * dv];
     let work = nq * n * (dk + dv) * heads;
+    let parallel = work >= SMALL_WORK;
+    let tw = if parallel && heads == 1 {
+        kernel::tile_rows(nq, rayon::current_num_threads())
+    } else {
+        kernel::BQ
+    };
+    let ntiles = nq.div_ceil(tw);
+    let mut tiles = vec![F::zero(); heads * nq * dv];
     let run = |(task, ob): (usize, &mut [F])| {
         let (hd, t) = (task / ntiles, task % ntiles);
-        let i0 = q0 + t * kernel::BQ;
-        kernel::forward_tile(&head_op(hd), i0, (i0 + kernel::BQ).min(q0 + nq), ob);
+        let i0 = q0 + t * tw;
+        kernel::forward_tile(&head_op(hd), i0, (i0 + tw).min(q0 + nq), ob);
     };
     let chunks = tiles
         .chunks_mut(nq * dv)
-        .flat_map(|o| o.chunks_mut(kernel::BQ * dv));
-    if work >= SMALL_WORK {
+        .flat_map(|o| o.chunks_mut(tw * dv));
+    if parallel {
         chunks
             .enumerate()
             .collect::<Vec<_>>()
