@@ -100,13 +100,10 @@ pub struct Attention<T> {
     wo: Option<Array2<T>>,
     heads: usize,
     mask: Mask,
-    /// `[Wq | Wk | Wv]` padded for the kernel (one GEMM projects all three), row stride
-    /// `ld_qkv`.
+    /// `[Wq | Wk | Wv]` in the kernel's column panels (one GEMM projects all three).
     wqkv: Vec<T>,
-    ld_qkv: usize,
-    /// `Wo` padded for the kernel (empty without `Wo`), row stride `ld_wo`.
-    wo_padded: Vec<T>,
-    ld_wo: usize,
+    /// `Wo` in the kernel's column panels (empty without `Wo`).
+    wo_panels: Vec<T>,
 }
 
 impl<T: Real> Attention<T> {
@@ -195,11 +192,10 @@ impl<T: Real> Attention<T> {
         }
         let cat = ndarray::concatenate(Axis(1), &[wq.view(), wk.view(), wv.view()])
             .map_err(|e| Error::shape("attention projections", "Wq, Wk, Wv with d rows", e))?;
-        let (wqkv, ld_qkv) = kernel::pad_cols(cat.view());
-        let (wo_padded, ld_wo) = match &wo {
-            Some(o) => kernel::pad_cols(o.view()),
-            None => (Vec::new(), 0),
-        };
+        let wqkv = kernel::pack_panels(cat.view());
+        let wo_panels = wo
+            .as_ref()
+            .map_or_else(Vec::new, |o| kernel::pack_panels(o.view()));
         Ok(Attention {
             wq,
             wk,
@@ -208,9 +204,7 @@ impl<T: Real> Attention<T> {
             heads,
             mask,
             wqkv,
-            ld_qkv,
-            wo_padded,
-            ld_wo,
+            wo_panels,
         })
     }
 
@@ -630,7 +624,7 @@ fn fused_forward<F: Real>(
         out,
     } = ws;
     let qkv = buffer(qkv, n * width);
-    kernel::matmul_into(h, &layer.wqkv, layer.ld_qkv, width, qkv, parallel);
+    kernel::matmul_into(h, &layer.wqkv, width, qkv, parallel);
     let all = ArrayView2::from_shape((n, width), &*qkv).expect("n × width");
     let (qv, kv, vv) = (
         all.slice_move(s![.., ..dq]),
@@ -787,7 +781,7 @@ fn fused_forward<F: Real>(
             let dout = wo.ncols();
             let o = buffer(out, nq * dout);
             let cv = ArrayView2::from_shape((nq, dvt), src).expect("nq × dv");
-            kernel::matmul_into(cv, &layer.wo_padded, layer.ld_wo, dout, o, parallel);
+            kernel::matmul_into(cv, &layer.wo_panels, dout, o, parallel);
             Ok((nq, dout))
         }
         None => {
