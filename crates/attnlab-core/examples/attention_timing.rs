@@ -18,12 +18,14 @@ use attnlab_core::Real;
 use ndarray::Array2;
 use ndarray_npy::{ReadableElement, WritableElement};
 
-/// Seconds of untimed calls before the timed ones (at least one call). bench/compare times
-/// numpy and torch inside one long-lived process, warmed at each shape and once more before
-/// every timed call; this process is new (its thread pool just spawned, its buffers not yet
-/// touched, the other core possibly idle), and at (256, 64) its first few hundred calls run
-/// up to 2× slower than the steady state the Python process is measured in. A tenth of a
-/// second of calls puts it in that steady state too (one call above (4096, 128)).
+/// Untimed calls before the timed ones: at least `WARM_CALLS`, and at least `WARM_S` seconds
+/// of them. bench/compare times numpy and torch inside one long-lived process, warmed with
+/// three calls at each shape and once more before every timed call; this process is new (its
+/// thread pool just spawned, its buffers and the allocator's heap not yet touched, the other
+/// core possibly idle), and at (256, 64) its first few hundred calls run up to 2× slower than
+/// the steady state the Python process is measured in. Three calls and a tenth of a second
+/// put it in that steady state too.
+const WARM_CALLS: usize = 3;
 const WARM_S: f64 = 0.1;
 
 fn load<T: ReadableElement>(dir: &Path, name: &str) -> Array2<T> {
@@ -71,8 +73,10 @@ fn run<T: Real + ReadableElement + WritableElement>(
         ndarray_npy::write_npy(path, &first).expect("write output");
     }
     // Warm-up calls (see `WARM_S`); the first call above counts.
-    while warm.elapsed().as_secs_f64() < WARM_S {
+    let mut calls = 1;
+    while calls < WARM_CALLS || warm.elapsed().as_secs_f64() < WARM_S {
         std::hint::black_box(call());
+        calls += 1;
     }
     (0..reps)
         .map(|_| {
