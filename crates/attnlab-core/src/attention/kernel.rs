@@ -61,9 +61,9 @@ pub(crate) fn key_block<F>(n: usize) -> usize {
 /// its queries rounded up to a panel); with `threads` taking contiguous runs of tiles, the
 /// busiest takes the first `⌈tiles/threads⌉`. A narrower tile is chosen only if it gives the
 /// busiest thread at least 3 % fewer queries than `BQ` (narrower tiles stream the keys and
-/// values once more per query): at (256, 64) on two threads, 4 tiles of 32 each instead of
-/// 3 of 48 against 2 of 48 and one of 16. Any choice gives the same bits (a row's result does
-/// not depend on its tile).
+/// values once more per query): at n = 256 on two threads, 4 tiles of 32 on each thread
+/// instead of 3 of 48 on one and 2 of 48 and one of 16 on the other. Any choice gives the same
+/// bits (a row's result does not depend on its tile).
 pub(crate) fn tile_rows(nq: usize, threads: usize) -> usize {
     let busiest = |w: usize| {
         let tiles = nq.div_ceil(w);
@@ -207,8 +207,9 @@ unsafe fn panel_portable<F: Real, const NR: usize>(
 }
 
 /// `Float::exp_cols` for one float type and instruction set (`$feature`, `$lanes` values per
-/// register; the `lanes` argument a multiple of it): per block of lanes, `s[j, k] ← exp((s[j, k] − m[k])·c)` and `sum[k] += s[j, k]`
-/// for `j` in order — the portable version's operations, one lane per query.
+/// register; the `lanes` argument a multiple of it): per block of lanes,
+/// `s[j, k] ← exp((s[j, k] − m[k])·c)` and `sum[k] += s[j, k]` for `j` in order — the portable
+/// version's operations, one lane per query.
 #[cfg(target_arch = "x86_64")]
 macro_rules! exp_cols_kernel {
     ($feature:literal, $name:literal, $exp_cols:ident, $col_max:ident, $scale_cols:ident,
@@ -1093,27 +1094,35 @@ fn forward_tile_in<F: Real>(
         });
         lb.fill(F::zero());
         F::exp_cols(st, jn, lanes, &shift, h.inv_scale, &mut lb);
-        let mut rescale = false;
-        let alpha: [F; BQ] = std::array::from_fn(|r| {
-            if m_new[r] == m[r] {
-                F::one()
-            } else {
-                rescale = true;
-                F::vexp((m[r] - m_new[r]) * h.inv_scale)
+        let first = j0 == 0;
+        if first {
+            // l = 0·α + lb = lb and Oᵀ = 0·α = 0 exactly, so the first block needs no α (48
+            // scalar exponentials a tile) and its product writes Oᵀ instead of adding to zeros
+            // (0 + x = x: an FMA chain started at +0 never ends at −0). The same bits.
+            l = lb;
+        } else {
+            let mut rescale = false;
+            let alpha: [F; BQ] = std::array::from_fn(|r| {
+                if m_new[r] == m[r] {
+                    F::one()
+                } else {
+                    rescale = true;
+                    F::vexp((m[r] - m_new[r]) * h.inv_scale)
+                }
+            });
+            for r in 0..BQ {
+                l[r] = if m_new[r] == m[r] {
+                    l[r] + lb[r]
+                } else {
+                    l[r] * alpha[r] + lb[r]
+                };
             }
-        });
-        for r in 0..BQ {
-            l[r] = if m_new[r] == m[r] {
-                l[r] + lb[r]
-            } else {
-                l[r] * alpha[r] + lb[r]
-            };
-        }
-        if rescale {
-            F::scale_cols(ot, h.dv, lanes, &alpha);
+            if rescale {
+                F::scale_cols(ot, h.dv, lanes, &alpha);
+            }
         }
         m = m_new;
-        h.times_v(st, lanes, j0, jn, ot, true);
+        h.times_v(st, lanes, j0, jn, ot, !first);
         j0 += jn;
     }
     // O = (Oᵀ/l)ᵀ: every row of Oᵀ divided lane by lane (contiguous: vectorised), then
