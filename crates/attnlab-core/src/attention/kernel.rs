@@ -784,25 +784,6 @@ pub(crate) fn pack_a_into<F: Real>(x: ndarray::ArrayView2<F>, out: &mut [F]) {
     }
 }
 
-/// [`pack_a_into`], in parallel when `parallel`: the micro-panels are independent, so chunks of
-/// them (a few per thread) are packed by the rayon pool. The same values either way.
-pub(crate) fn pack_a_par<F: Real>(x: ndarray::ArrayView2<F>, out: &mut [F], parallel: bool) {
-    let (rows, t) = x.dim();
-    let groups = rows.div_ceil(MR);
-    if !parallel || groups < 2 || t == 0 {
-        return pack_a_into(x, out);
-    }
-    let per = groups.div_ceil(2 * rayon::current_num_threads()).max(1);
-    out[..packed_len(rows, t)]
-        .par_chunks_mut(per * t * MR)
-        .enumerate()
-        .for_each(|(c, o)| {
-            let r0 = c * per * MR;
-            let r1 = (r0 + per * MR).min(rows);
-            pack_a_into(x.slice(ndarray::s![r0..r1, ..]), o);
-        });
-}
-
 /// `x` (`t × cols`) as column panels of `NR` (the last padded with zeros), each contiguous:
 /// panel `q` holds `x[p, q·NR + j]` at `q·t·NR + p·NR + j`. A panel is then `t·NR` consecutive
 /// values: read row-major with the row stride a whole `[Wq | Wk | Wv]` would have (384 `f32`
@@ -902,6 +883,19 @@ pub(crate) fn matmul_into<F: Real>(
     c: &mut [F],
     parallel: bool,
 ) {
+    matmul_then(a, bp, ncols, c, parallel, &|_, _| {});
+}
+
+/// [`matmul_into`], then `after(r0, block)` for each block of rows `r0..` of `C` (`block` its
+/// `rows × ncols` values), called by the thread that computed it while it is still in cache.
+pub(crate) fn matmul_then<F: Real>(
+    a: ndarray::ArrayView2<F>,
+    bp: &[F],
+    ncols: usize,
+    c: &mut [F],
+    parallel: bool,
+    after: &(dyn Fn(usize, &[F]) + Sync),
+) {
     let (m, t) = a.dim();
     let nr = F::NR;
     let c = &mut c[..m * ncols];
@@ -910,6 +904,9 @@ pub(crate) fn matmul_into<F: Real>(
     }
     if t == 0 {
         c.fill(F::zero()); // empty sums
+        for (blk, cb) in c.chunks(BQ * ncols).enumerate() {
+            after(blk * BQ, cb);
+        }
         return;
     }
     assert!(
@@ -937,11 +934,81 @@ pub(crate) fn matmul_into<F: Real>(
                 );
             }
         });
+        after(blk * BQ, cb);
     };
     if parallel {
         c.par_chunks_mut(BQ * ncols).enumerate().for_each(block);
     } else {
         c.chunks_mut(BQ * ncols).enumerate().for_each(block);
+    }
+}
+
+/// A pointer into a buffer that the blocks of one parallel product share, each writing only
+/// its own range of it (see [`pack_rows_at`], [`pack_vt_rows_at`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Shared<F>(pub(crate) *mut F);
+// SAFETY: the pointer is only written through by the `unsafe` functions below, whose callers
+// guarantee that no two threads write the same range and that the buffer outlives them.
+unsafe impl<F: Send> Send for Shared<F> {}
+// SAFETY: as above.
+unsafe impl<F: Send> Sync for Shared<F> {}
+
+impl<F> Shared<F> {
+    /// The pointer `k` values further (only dereferenced under the functions' contracts).
+    pub(crate) fn offset(self, k: usize) -> Self {
+        Shared(self.0.wrapping_add(k))
+    }
+}
+
+/// Rows `r0..r0 + x.nrows()` of the packing by [`pack_a_into`] of an `n × t` matrix at `out`:
+/// `x`'s rows packed at `out + r0·t` (group `r0/MR` on), a padded last group zero-filled.
+///
+/// # Safety
+/// `r0` is a multiple of [`MR`]; `out` points to a buffer of [`packed_len`]`(n, t)` values with
+/// `r0 + x.nrows() ≤ n` (or `= n` for a partial last group), and no other thread accesses
+/// `out[r0·t .. r0·t + packed_len(x.nrows(), t)]` meanwhile.
+pub(crate) unsafe fn pack_rows_at<F: Real>(x: ndarray::ArrayView2<F>, r0: usize, out: Shared<F>) {
+    debug_assert!(r0.is_multiple_of(MR));
+    let (rows, t) = x.dim();
+    // SAFETY: the caller's contract.
+    let dst = unsafe { std::slice::from_raw_parts_mut(out.0.add(r0 * t), packed_len(rows, t)) };
+    pack_a_into(x, dst);
+}
+
+/// Keys `r0..r0 + v.nrows()` of the packing by [`pack_a_into`] of `Vᵀ` (`dv × n`) at `out`, from
+/// `v`'s rows (`rows × dv`): `V[j, g·MR + i]` at `g·n·MR + (r0 + j)·MR + i`, zero for `g·MR + i ≥ dv`.
+/// The same values [`pack_a_into`] writes for `Vᵀ` whole.
+///
+/// # Safety
+/// `out` points to a buffer of [`packed_len`]`(dv, n)` values, `r0 + v.nrows() ≤ n`, and no other
+/// thread accesses the ranges `g·n·MR + [r0·MR, (r0 + rows)·MR)` meanwhile.
+pub(crate) unsafe fn pack_vt_rows_at<F: Real>(
+    v: ndarray::ArrayView2<F>,
+    r0: usize,
+    n: usize,
+    out: Shared<F>,
+) {
+    let (rows, dv) = v.dim();
+    debug_assert!(r0 + rows <= n);
+    for g in 0..dv.div_ceil(MR) {
+        // SAFETY: the caller's contract.
+        let dst =
+            unsafe { std::slice::from_raw_parts_mut(out.0.add(g * n * MR + r0 * MR), rows * MR) };
+        let (c0, w) = (g * MR, MR.min(dv - g * MR));
+        for (row, d) in v.rows().into_iter().zip(dst.chunks_exact_mut(MR)) {
+            match row.as_slice() {
+                Some(r) if w == MR => {
+                    let run: &[F; MR] = r[c0..c0 + MR].try_into().expect("MR values");
+                    let d: &mut [F; MR] = d.try_into().expect("MR values");
+                    *d = *run;
+                }
+                _ => {
+                    for (i, x) in d.iter_mut().enumerate() {
+                        *x = if i < w { row[c0 + i] } else { F::zero() };
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -1268,6 +1335,31 @@ mod tests {
     }
 
     #[test]
+    fn packing_by_blocks_of_rows_gives_the_whole_packing() {
+        // K (n × 5) and V (n × 9: a padded group of value columns) in blocks of 12 rows and a
+        // last of 5, as the projection's blocks pack them, against pack_a_into of K and Vᵀ.
+        let n = 29;
+        let k = ndarray::Array2::from_shape_fn((n, 5), |(r, p)| (r * 10 + p) as f64 + 0.5);
+        let v = ndarray::Array2::from_shape_fn((n, 9), |(r, c)| (r * 100 + c) as f64 - 0.25);
+        let (mut kw, mut vw) = (vec![0.0; packed_len(n, 5)], vec![0.0; packed_len(9, n)]);
+        pack_a_into(k.view(), &mut kw);
+        pack_a_into(v.t(), &mut vw);
+        let (mut kb, mut vb) = (vec![f64::NAN; kw.len()], vec![f64::NAN; vw.len()]);
+        let (kp, vp) = (Shared(kb.as_mut_ptr()), Shared(vb.as_mut_ptr()));
+        for r0 in (0..n).step_by(12) {
+            let r1 = (r0 + 12).min(n);
+            // SAFETY: r0 is a multiple of MR; the buffers have the whole packings' lengths and
+            // this thread alone writes them.
+            unsafe {
+                pack_rows_at(k.slice(ndarray::s![r0..r1, ..]), r0, kp);
+                pack_vt_rows_at(v.slice(ndarray::s![r0..r1, ..]), r0, n, vp);
+            }
+        }
+        assert_eq!(kb, kw);
+        assert_eq!(vb, vw);
+    }
+
+    #[test]
     fn tiles_narrow_only_where_they_balance_the_threads() {
         // (256, 2 threads): 3 tiles of 48 on the busier thread (144 queries) against 4 of 32
         // (128); (1024, 2): 11·48 = 528 against 16·32 = 512; (4096, 2): 43·48 = 2064 against
@@ -1295,8 +1387,7 @@ mod tests {
     #[test]
     fn packing_follows_the_documented_layout_for_every_memory_order() {
         // 13 rows (two whole groups and one padded) and 36 (six whole groups, no padding), 5
-        // columns; row-major, and the same values as a transposed (column-contiguous) view;
-        // packed serially and in parallel chunks.
+        // columns; row-major, and the same values as a transposed (column-contiguous) view.
         for rows in [13, 36] {
             let x = ndarray::Array2::from_shape_fn((rows, 5), |(r, p)| (r * 10 + p) as f64 + 1.0);
             let xt_owned = x.t().as_standard_layout().to_owned(); // 5 × rows, row-major
@@ -1307,17 +1398,15 @@ mod tests {
                 "the second view is column-contiguous"
             );
             for v in views {
-                for parallel in [false, true] {
-                    let mut out = vec![f64::NAN; packed_len(rows, 5)];
-                    pack_a_par(v, &mut out, parallel);
-                    for g in 0..rows.div_ceil(MR) {
-                        for p in 0..5 {
-                            for i in 0..MR {
-                                let r = g * MR + i;
-                                let want = if r < rows { x[[r, p]] } else { 0.0 };
-                                let got = out[g * 5 * MR + p * MR + i];
-                                assert_eq!(got, want, "rows {rows} g {g} p {p} i {i}");
-                            }
+                let mut out = vec![f64::NAN; packed_len(rows, 5)];
+                pack_a_into(v, &mut out);
+                for g in 0..rows.div_ceil(MR) {
+                    for p in 0..5 {
+                        for i in 0..MR {
+                            let r = g * MR + i;
+                            let want = if r < rows { x[[r, p]] } else { 0.0 };
+                            let got = out[g * 5 * MR + p * MR + i];
+                            assert_eq!(got, want, "rows {rows} g {g} p {p} i {i}");
                         }
                     }
                 }

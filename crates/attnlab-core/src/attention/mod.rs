@@ -588,7 +588,7 @@ fn buffer<F: Real>(v: &mut Vec<F>, len: usize) -> &mut [F] {
 const SMALL_WORK: usize = 1 << 21;
 
 /// The fused forward for a kernel type (see [`Attention::forward`] for the mathematics): one
-/// GEMM for `H·[Wq | Wk | Wv]`, every head's keys and values packed once, then
+/// GEMM for `H·[Wq | Wk | Wv]` whose row blocks pack every head's keys and values as they are computed, then
 /// heads × tiles tasks in parallel (or on the calling thread for small problems), each writing
 /// its own block; the output projection last. With `weights`, each head's `A` is formed and
 /// returned (and `A·V` is computed from it); without, the online softmax never forms it.
@@ -624,16 +624,39 @@ fn fused_forward<F: Real>(
         out,
     } = ws;
     let qkv = buffer(qkv, n * width);
-    kernel::matmul_into(h, &layer.wqkv, width, qkv, parallel);
-    let all = ArrayView2::from_shape((n, width), &*qkv).expect("n × width");
-    let (qv, kv, vv) = (
-        all.slice_move(s![.., ..dq]),
-        all.slice_move(s![.., dq..2 * dq]),
-        all.slice_move(s![.., 2 * dq..]),
-    );
     let (klen, vlen) = (kernel::packed_len(n, dk), kernel::packed_len(dv, n));
     let kp = buffer(kp, heads * klen);
     let vtp = buffer(vtp, heads * vlen);
+    let has_hook = qk.is_some();
+    // Each block of projected rows packs its keys (unless the hook will replace them) and its
+    // values into every head's K and Vᵀ packings as soon as it is computed: no separate
+    // packing phase, and the rows are read while in cache.
+    let (kptr, vptr) = (
+        kernel::Shared(kp.as_mut_ptr()),
+        kernel::Shared(vtp.as_mut_ptr()),
+    );
+    let pack_block = |r0: usize, block: &[F]| {
+        let b = ArrayView2::from_shape((block.len() / width, width), block).expect("rows × width");
+        for hd in 0..heads {
+            let (k0, v0) = (dq + hd * dk, 2 * dq + hd * dv);
+            // SAFETY: blocks start at multiples of BQ (so of MR) and cover disjoint rows, so each
+            // writes only its own keys' ranges of head hd's packings, which outlive the product.
+            unsafe {
+                if !has_hook {
+                    let out = kptr.offset(hd * klen);
+                    kernel::pack_rows_at(b.slice(s![.., k0..k0 + dk]), r0, out);
+                }
+                let out = vptr.offset(hd * vlen);
+                kernel::pack_vt_rows_at(b.slice(s![.., v0..v0 + dv]), r0, n, out);
+            }
+        }
+    };
+    kernel::matmul_then(h, &layer.wqkv, width, qkv, parallel, &pack_block);
+    let all = ArrayView2::from_shape((n, width), &*qkv).expect("n × width");
+    let (qv, kv) = (
+        all.slice_move(s![.., ..dq]),
+        all.slice_move(s![.., dq..2 * dq]),
+    );
     // The hook runs here, sequentially (it need not be thread-safe); its queries go to
     // `hooked`, its keys straight into the packed buffer.
     let hooked = buffer(hooked, if qk.is_some() { heads * n * dk } else { 0 });
@@ -648,26 +671,6 @@ fn fused_forward<F: Real>(
             let kh = hooked_view(f, kv.slice(cols), n, dk)?;
             kernel::pack_a_into(kh.view(), &mut kp[hd * klen..(hd + 1) * klen]);
         }
-    }
-    let has_hook = qk.is_some();
-    // One parallel phase: heads in parallel when there are several, one head's packing split
-    // into chunks of micro-panels instead (`within`, nested in the pool).
-    let pack = |within: bool, (hd, (kb, vb)): (usize, (&mut [F], &mut [F]))| {
-        if !has_hook {
-            kernel::pack_a_par(kv.slice(s![.., hd * dk..(hd + 1) * dk]), kb, within);
-        }
-        kernel::pack_a_par(vv.slice(s![.., hd * dv..(hd + 1) * dv]).t(), vb, within);
-    };
-    if parallel {
-        kp.par_chunks_mut(klen)
-            .zip(vtp.par_chunks_mut(vlen))
-            .enumerate()
-            .for_each(|job| pack(heads == 1, job));
-    } else {
-        kp.chunks_mut(klen)
-            .zip(vtp.chunks_mut(vlen))
-            .enumerate()
-            .for_each(|job| pack(false, job));
     }
     let inv_scale = F::one() / F::from_f64(dk as f64).sqrt();
     let (kp, vtp, hooked) = (&*kp, &*vtp, &*hooked);
