@@ -589,9 +589,10 @@ const SMALL_WORK: usize = 1 << 21;
 
 /// The fused forward for a kernel type (see [`Attention::forward`] for the mathematics): one
 /// GEMM for `H·[Wq | Wk | Wv]` whose row blocks pack every head's keys and values as they are
-/// computed, then heads × tiles tasks in parallel (or on the calling thread for small problems), each writing
-/// its own block; the output projection last. With `weights`, each head's `A` is formed and
-/// returned (and `A·V` is computed from it); without, the online softmax never forms it.
+/// computed, then heads × tiles tasks in parallel (or on the calling thread for small
+/// problems), each writing its own block; the output projection last. With `weights`, each
+/// head's `A` is formed and returned (and `A·V` is computed from it); without, the online
+/// softmax never forms it.
 /// With `rows` (unmasked, no weights), only those query rows are attended and projected out:
 /// the result is `rows.len() × d_out`.
 fn fused_forward<F: Real>(
