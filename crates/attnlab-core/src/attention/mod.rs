@@ -717,10 +717,18 @@ fn fused_forward<F: Real>(
     } else {
         kernel::BQ
     };
-    let ntiles = nq.div_ceil(tw);
-    // Task (head, tile) writes its rows × dv block at (head·ntiles + tile)·tw·dv of `tiles`
-    // (each head's part padded to whole tiles, so the chunks of tw·dv are the tasks).
-    let span = ntiles * tw;
+    // Without weights, a task is a pass of `per` tiles (several where the keys and values
+    // outgrow L2: each key block then serves them all).
+    let per = if weights.is_some() {
+        1
+    } else {
+        kernel::tiles_per_pass::<F>(n, dk, dv)
+    };
+    let ntiles = nq.div_ceil(tw * per);
+    // Task (head, pass) writes its rows × dv block at (head·ntiles + pass)·per·tw·dv of
+    // `tiles` (each head's part padded to whole passes, so the chunks of per·tw·dv are the
+    // tasks).
+    let span = ntiles * tw * per;
     let tiles = buffer(tiles, heads * span * dv);
     match weights {
         Some(list) => {
@@ -753,13 +761,16 @@ fn fused_forward<F: Real>(
         None => {
             let run = |(task, ob): (usize, &mut [F])| {
                 let (hd, t) = (task / ntiles, task % ntiles);
-                let i0 = t * tw;
-                kernel::forward_tile(&head_op(hd), i0, (i0 + tw).min(nq), ob);
+                let i0 = t * tw * per;
+                kernel::forward_tile(&head_op(hd), i0, (i0 + tw * per).min(nq), tw, ob);
             };
             if parallel {
-                tiles.par_chunks_mut(tw * dv).enumerate().for_each(run);
+                tiles
+                    .par_chunks_mut(tw * per * dv)
+                    .enumerate()
+                    .for_each(run);
             } else {
-                tiles.chunks_mut(tw * dv).enumerate().for_each(run);
+                tiles.chunks_mut(tw * per * dv).enumerate().for_each(run);
             }
         }
     }
@@ -941,7 +952,7 @@ fn grouped_fused<F: Real>(
     let run = |(task, ob): (usize, &mut [F])| {
         let (hd, t) = (task / ntiles, task % ntiles);
         let i0 = q0 + t * tw;
-        kernel::forward_tile(&head_op(hd), i0, (i0 + tw).min(q0 + nq), ob);
+        kernel::forward_tile(&head_op(hd), i0, (i0 + tw).min(q0 + nq), tw, ob);
     };
     let chunks = tiles
         .chunks_mut(nq * dv)
