@@ -252,18 +252,26 @@ fn forward<T: Real>(req: &LayerInput, inputs: &Inputs, with_weights: bool) -> Re
         let (h, out, t) = layer.projected(x.view())?;
         (h, out, Vec::new(), t)
     };
+    // Every matrix to f64 for the report, the conversions spread over the pool.
+    use rayon::prelude::*;
     let f = |a: &Array2<T>| a.mapv(Real::to_f64);
+    let fixed: Vec<Array2<f64>> = [&h, &output, &t.q, &t.k, &t.v, &t.q_mapped, &t.k_mapped]
+        .into_par_iter()
+        .map(f)
+        .collect();
+    let mut fixed = fixed.into_iter();
+    let mut next = || fixed.next().expect("seven matrices");
     Ok(Pass {
-        h: f(&h),
-        output: f(&output),
-        weights: weights.iter().map(f).collect(),
+        h: next(),
+        output: next(),
+        weights: weights.par_iter().map(f).collect(),
         trace: crate::attention::Trace {
-            q: f(&t.q),
-            k: f(&t.k),
-            v: f(&t.v),
-            q_mapped: f(&t.q_mapped),
-            k_mapped: f(&t.k_mapped),
-            scores: t.scores.iter().map(f).collect(),
+            q: next(),
+            k: next(),
+            v: next(),
+            q_mapped: next(),
+            k_mapped: next(),
+            scores: t.scores.par_iter().map(f).collect(),
         },
     })
 }

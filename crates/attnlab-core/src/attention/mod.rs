@@ -401,9 +401,11 @@ impl<T: Real> Attention<T> {
         scores: bool,
     ) -> Result<Trace<T>> {
         self.check_input(h)?;
-        let q = h.dot(&self.wq);
-        let k = h.dot(&self.wk);
-        let v = h.dot(&self.wv);
+        // The three products side by side on the pool (each the same operations as alone).
+        let (q, (k, v)) = rayon::join(
+            || h.dot(&self.wq),
+            || rayon::join(|| h.dot(&self.wk), || h.dot(&self.wv)),
+        );
         let dk = q.ncols() / self.heads;
         let scale = T::from_f64(dk as f64).sqrt();
         let mut t = Trace {
