@@ -888,6 +888,7 @@ pub(crate) fn matmul_into<F: Real>(
 
 /// [`matmul_into`], then `after(r0, block)` for each block of rows `r0..` of `C` (`block` its
 /// `rows × ncols` values), called by the thread that computed it while it is still in cache.
+/// The blocks are the rows `[k·BQ, (k + 1)·BQ)` (the last shorter), each passed exactly once.
 pub(crate) fn matmul_then<F: Real>(
     a: ndarray::ArrayView2<F>,
     bp: &[F],

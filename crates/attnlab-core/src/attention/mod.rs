@@ -719,8 +719,8 @@ fn fused_forward<F: Real>(
     } else {
         kernel::BQ
     };
-    // Without weights, a task is a pass of `per` tiles (several where the keys and values
-    // outgrow L2: each key block then serves them all).
+    // Without weights, a task is a pass of `per` tiles (several where one head's keys and
+    // values exceed 8 MiB: each key block then serves them all).
     let per = if weights.is_some() {
         1
     } else {
