@@ -80,6 +80,9 @@ pub struct Workspace<T> {
     pub(crate) tiles: Vec<T>,
     pub(crate) concat: Vec<T>,
     pub(crate) out: Vec<T>,
+    /// Where the last forward left its result: the head's tile outputs themselves (one head, no
+    /// output projection: rows in order), or `out`.
+    pub(crate) in_tiles: bool,
 }
 
 impl<T> Workspace<T> {
@@ -94,6 +97,16 @@ impl<T> Workspace<T> {
             tiles: Vec::new(),
             concat: Vec::new(),
             out: Vec::new(),
+            in_tiles: false,
+        }
+    }
+
+    /// The last forward's result, `len` values row-major (see `in_tiles`).
+    pub(crate) fn result(&self, len: usize) -> &[T] {
+        if self.in_tiles {
+            &self.tiles[..len]
+        } else {
+            &self.out[..len]
         }
     }
 

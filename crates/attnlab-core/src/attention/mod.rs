@@ -336,12 +336,12 @@ impl<T: Real> Attention<T> {
             if self.mask == Mask::Causal {
                 let (_, dout) = fused_forward(self, h, qk, None, None, ws)?;
                 let all =
-                    ArrayView2::from_shape((n, dout), &ws.out[..n * dout]).expect("n × d_out");
+                    ArrayView2::from_shape((n, dout), ws.result(n * dout)).expect("n × d_out");
                 return Ok(all.select(ndarray::Axis(0), rows));
             }
             let shape = fused_forward(self, h, qk, None, Some(rows), ws)?;
             let len = shape.0 * shape.1;
-            Ok(Array2::from_shape_vec(shape, ws.out[..len].to_vec()).expect("rows × d_out"))
+            Ok(Array2::from_shape_vec(shape, ws.result(len).to_vec()).expect("rows × d_out"))
         })
     }
 
@@ -515,7 +515,7 @@ impl<T: Real> Attention<T> {
         let output = with_cached_workspace(|ws| {
             let shape = fused_forward(self, h, qk, weights.then_some(&mut list), None, ws)?;
             let len = shape.0 * shape.1;
-            Ok(Array2::from_shape_vec(shape, ws.out[..len].to_vec()).expect("n × d_out"))
+            Ok(Array2::from_shape_vec(shape, ws.result(len).to_vec()).expect("n × d_out"))
         })?;
         Ok(AttentionOutput {
             output,
@@ -548,7 +548,7 @@ impl<T: Real> Attention<T> {
     ) -> Result<ArrayView2<'w, T>> {
         self.check_input(h)?;
         let shape = fused_forward(self, h, qk, None, None, ws)?;
-        Ok(ArrayView2::from_shape(shape, &ws.out[..]).expect("n × d_out"))
+        Ok(ArrayView2::from_shape(shape, ws.result(shape.0 * shape.1)).expect("n × d_out"))
     }
 }
 
@@ -625,6 +625,7 @@ fn fused_forward<F: Real>(
         tiles,
         concat,
         out,
+        in_tiles,
     } = ws;
     let qkv = buffer(qkv, n * width);
     let (klen, vlen) = (kernel::packed_len(n, dk), kernel::packed_len(dv, n));
@@ -778,12 +779,10 @@ fn fused_forward<F: Real>(
     }
     // Gather the heads side by side: concat[i, hd·dv + c] = tiles[(hd·span + i)·dv + c].
     let direct = heads == 1 && layer.wo.is_none();
-    let concat = buffer(concat, if direct { 0 } else { nq * dvt });
-    let src: &[F] = if direct {
-        &tiles[..nq * dv]
-    } else if heads == 1 {
-        concat.copy_from_slice(&tiles[..nq * dv]);
-        concat
+    *in_tiles = direct;
+    let concat = buffer(concat, if heads == 1 { 0 } else { nq * dvt });
+    let src: &[F] = if heads == 1 {
+        &tiles[..nq * dv] // one head's tiles are its rows in order
     } else {
         for (i, row) in concat.chunks_mut(dvt).enumerate() {
             for hd in 0..heads {
@@ -802,8 +801,8 @@ fn fused_forward<F: Real>(
             Ok((nq, dout))
         }
         None => {
-            let o = buffer(out, nq * dvt);
-            o.copy_from_slice(src);
+            // One head (several need Wo): the result stays in `tiles` (`in_tiles`).
+            debug_assert!(direct);
             Ok((nq, dvt))
         }
     }
