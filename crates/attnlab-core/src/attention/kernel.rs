@@ -83,6 +83,17 @@ pub(crate) fn tile_rows(nq: usize, threads: usize) -> usize {
         .unwrap_or(BQ)
 }
 
+/// Queries per tile for one forward: [`tile_rows`] on the pool's threads for one head run in
+/// parallel, else [`BQ`] (on one thread every width costs the same; several heads give the
+/// threads whole heads to share).
+pub(crate) fn tile_width(nq: usize, heads: usize, parallel: bool) -> usize {
+    if parallel && heads == 1 {
+        tile_rows(nq, rayon::current_num_threads())
+    } else {
+        BQ
+    }
+}
+
 thread_local! {
     static SCRATCH_F32: std::cell::RefCell<Scratch<f32>> = std::cell::RefCell::new(Scratch::default());
     static SCRATCH_F64: std::cell::RefCell<Scratch<f64>> = std::cell::RefCell::new(Scratch::default());
@@ -1054,7 +1065,6 @@ impl<F: Real> Head<'_, F> {
 
     /// `Sᵀ[jj, r] = Σ_p K[j0 + jj, p]·Q[i0 + r, p]` for `jj < jn` (`j0` a multiple of [`MR`]) and
     /// lanes `r < lanes`, into `st` (`jn × BQ` row-major); causal entries `j > i` become −∞.
-    #[allow(clippy::too_many_arguments)]
     fn scores_t(&self, qt: &[F], i0: usize, lanes: usize, j0: usize, jn: usize, st: &mut [F]) {
         debug_assert!(j0.is_multiple_of(MR));
         let kp = &self.kp[j0 * self.dk..];
@@ -1072,7 +1082,6 @@ impl<F: Real> Head<'_, F> {
 
     /// `Oᵀ[c, r] (+)= Σ_{jj<jn} V[j0 + jj, c]·P[jj, r]` for `c < dv` and lanes `r < lanes`, with
     /// `P` given as `jn × BQ` row-major; `Oᵀ` is `dv × BQ` row-major.
-    #[allow(clippy::too_many_arguments)]
     fn times_v(&self, p: &[F], lanes: usize, j0: usize, jn: usize, ot: &mut [F], add: bool) {
         // Vᵀ's micro-panels hold all n keys (n·MR apart); the block's keys start at j0.
         let a = &self.vtp[j0 * MR..];

@@ -714,12 +714,8 @@ fn fused_forward<F: Real>(
         inv_scale,
     };
     // Queries per tile: BQ, or for one head fewer where that balances the threads (the same
-    // bits; several heads give the threads whole heads to share).
-    let tw = if parallel && heads == 1 {
-        kernel::tile_rows(nq, rayon::current_num_threads())
-    } else {
-        kernel::BQ
-    };
+    // bits).
+    let tw = kernel::tile_width(nq, heads, parallel);
     // Without weights, a task is a pass of `per` tiles (several where one head's keys and
     // values exceed 8 MiB: each key block then serves them all).
     let per = if weights.is_some() {
@@ -943,11 +939,7 @@ fn grouped_fused<F: Real>(
     };
     let work = nq * n * (dk + dv) * heads;
     let parallel = work >= SMALL_WORK;
-    let tw = if parallel && heads == 1 {
-        kernel::tile_rows(nq, rayon::current_num_threads())
-    } else {
-        kernel::BQ
-    };
+    let tw = kernel::tile_width(nq, heads, parallel);
     let ntiles = nq.div_ceil(tw);
     let mut tiles = vec![F::zero(); heads * nq * dv];
     let run = |(task, ob): (usize, &mut [F])| {
